@@ -1,0 +1,59 @@
+"""Process-wide switches: the debug knob and op determinism.
+
+``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
+(op, name, device, output shapes, time) and checks every kernel's outputs
+against what shape inference promised. ``set_check_outputs(True)`` turns on
+the checks alone (the test suite does).
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "debug",
+    "set_debug",
+    "check_outputs",
+    "set_check_outputs",
+    "enable_op_determinism",
+    "disable_op_determinism",
+    "op_determinism_enabled",
+]
+
+_state = {
+    "debug": os.environ.get("MINIGRAPH_DEBUG", "") not in ("", "0"),
+    "check_outputs": os.environ.get("MINIGRAPH_DEBUG", "") not in ("", "0"),
+    "determinism": False,
+}
+
+
+def debug() -> bool:
+    return _state["debug"]
+
+
+def set_debug(on: bool) -> None:
+    """Print one line per executed node, and check kernel outputs."""
+    _state["debug"] = bool(on)
+    _state["check_outputs"] = bool(on) or _state["check_outputs"]
+
+
+def check_outputs() -> bool:
+    return _state["check_outputs"]
+
+
+def set_check_outputs(on: bool) -> None:
+    """Check every kernel's outputs (count, dtype, shape) against shape inference."""
+    _state["check_outputs"] = bool(on)
+
+
+def enable_op_determinism() -> None:
+    """Make every op bitwise reproducible, float scatter-adds on the GPU included."""
+    _state["determinism"] = True
+
+
+def disable_op_determinism() -> None:
+    _state["determinism"] = False
+
+
+def op_determinism_enabled() -> bool:
+    return _state["determinism"]

@@ -1,0 +1,137 @@
+"""Element types of tensors, each a thin name over a NumPy dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DType",
+    "as_dtype",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool_",
+    "complex64",
+    "complex128",
+    "ALL_TYPES",
+    "NUMBER_TYPES",
+    "REAL_NUMBER_TYPES",
+    "INTEGER_TYPES",
+    "FLOAT_TYPES",
+    "COMPLEX_TYPES",
+]
+
+
+class DType:
+    """A tensor element type (``mg.float32``, ``mg.int64``, ...).
+
+    DTypes are interned: compare them with ``==`` or ``is``.
+
+    >>> import minigraph as mg
+    >>> mg.float32.as_numpy_dtype
+    <class 'numpy.float32'>
+    >>> mg.as_dtype("int64") is mg.int64
+    True
+    """
+
+    __slots__ = ("name", "_np")
+
+    def __init__(self, name: str, np_type: type) -> None:
+        self.name = name
+        self._np = np.dtype(np_type)
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return self._np.type
+
+    @property
+    def np(self) -> np.dtype:
+        """The NumPy dtype object."""
+        return self._np
+
+    @property
+    def is_floating(self) -> bool:
+        return self._np.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self._np.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self._np.kind == "u"
+
+    @property
+    def is_complex(self) -> bool:
+        return self._np.kind == "c"
+
+    @property
+    def is_bool(self) -> bool:
+        return self._np.kind == "b"
+
+    @property
+    def size(self) -> int:
+        return self._np.itemsize
+
+    def __repr__(self) -> str:
+        return f"mg.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+
+float16 = DType("float16", np.float16)
+float32 = DType("float32", np.float32)
+float64 = DType("float64", np.float64)
+int8 = DType("int8", np.int8)
+int16 = DType("int16", np.int16)
+int32 = DType("int32", np.int32)
+int64 = DType("int64", np.int64)
+uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
+bool_ = DType("bool", np.bool_)
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
+
+FLOAT_TYPES = (float16, float32, float64)
+INTEGER_TYPES = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+COMPLEX_TYPES = (complex64, complex128)
+REAL_NUMBER_TYPES = FLOAT_TYPES + INTEGER_TYPES
+NUMBER_TYPES = REAL_NUMBER_TYPES + COMPLEX_TYPES
+ALL_TYPES = NUMBER_TYPES + (bool_,)
+
+_BY_NAME = {d.name: d for d in ALL_TYPES}
+_BY_NAME.update({"half": float16, "float": float32, "double": float64})
+_BY_NP = {d.np: d for d in ALL_TYPES}
+
+
+def as_dtype(value: Any) -> DType:
+    """Return the DType for a DType, a name ("float32"), or a NumPy dtype or type."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str) and value in _BY_NAME:
+        return _BY_NAME[value]
+    if value is bool:
+        return bool_
+    try:
+        found = _BY_NP.get(np.dtype(value))
+    except TypeError:
+        found = None
+    if found is None:
+        raise TypeError(f"cannot convert {value!r} to a minigraph dtype")
+    return found

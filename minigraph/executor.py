@@ -1,0 +1,165 @@
+"""Executors run plans. The local one binds each step to its kernel once per plan.
+
+An executor takes a :class:`~minigraph.plan.Plan` and the fed arrays and
+returns the fetched arrays. :class:`LocalExecutor` runs every step in this
+thread; a distributed executor can run the same plan data elsewhere, since a
+step names its op, attrs and device and holds no Graph or Session object.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from . import config, errors
+from .devices import Device
+from .graph import group_inputs
+from .kernel import KernelContext
+from .plan import Plan, Step
+from .registry import lookup_kernel
+
+__all__ = ["Executor", "LocalExecutor", "StepTiming"]
+
+
+class Executor(Protocol):
+    def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
+        """Run ``plan`` on ``feed_values`` (in ``plan.feed_slots`` order); return fetched values."""
+        ...
+
+
+class StepTiming(tuple):
+    """(node name, op type, device, start in µs since the run began, duration in µs)."""
+
+    __slots__ = ()
+
+
+def _device_of(step: Step) -> Device:
+    device_type, _, index = step.device.partition(":")
+    return Device(device_type, int(index or 0))
+
+
+def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
+    kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
+    ctx = KernelContext(
+        dict(step.attrs), _device_of(step).xp, step.node_name, step.op_type, step.device,
+        step.forwardable,
+    )
+    if any(n is not None for n in step.input_lengths):
+        lengths = step.input_lengths
+
+        def grouped(ctx: KernelContext, *flat: Any, _k: Callable = kernel) -> Any:
+            return _k(ctx, *group_inputs(flat, lengths))
+
+        return grouped, ctx
+    return kernel, ctx
+
+
+class LocalExecutor:
+    """Runs plans in the calling thread; safe to call from several threads at once."""
+
+    def __init__(self) -> None:
+        self._bound: dict[int, tuple[Plan, list[tuple[Any, ...]]]] = {}
+
+    def _bound_steps(self, plan: Plan) -> list[tuple[Any, ...]]:
+        entry = self._bound.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            bound = []
+            for step in plan.steps:
+                fn, ctx = _bind(step)
+                single = len(step.outputs) == 1
+                bound.append((fn, ctx, step.inputs, step.outputs[0] if single else step.outputs,
+                              single, step.release))
+            entry = (plan, bound)
+            self._bound[id(plan)] = entry
+        return entry[1]
+
+    def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
+        values: list[Any] = [None] * plan.num_slots
+        for s, v in zip(plan.feed_slots, feed_values):
+            values[s] = v
+        bound = self._bound_steps(plan)
+        if timings is not None or config.check_outputs():
+            _run_checked(plan, bound, values, timings)
+        else:
+            k = 0
+            try:
+                for k, (fn, ctx, ins, outs, single, release) in enumerate(bound):  # noqa: B007
+                    result = fn(ctx, *[values[i] for i in ins])
+                    if single:
+                        values[outs] = result
+                    else:
+                        for o, r in zip(outs, result):
+                            values[o] = r
+                    for r in release:
+                        values[r] = None
+            except errors.OpError:
+                raise
+            except Exception as e:
+                raise _wrap(plan.steps[k], e) from e
+        return [values[s] for s in plan.fetch_slots]
+
+
+def _run_checked(plan: Plan, bound: list[tuple[Any, ...]], values: list[Any],
+                 timings: list | None) -> None:
+    """The slow loop: per-step timing, debug lines and output checks."""
+    t_run = time.perf_counter()
+    for step, (fn, ctx, ins, outs, single, release) in zip(plan.steps, bound):
+        t0 = time.perf_counter()
+        try:
+            result = fn(ctx, *[values[i] for i in ins])
+        except errors.OpError:
+            raise
+        except Exception as e:
+            raise _wrap(step, e) from e
+        results = [result] if single else list(result)
+        dt = time.perf_counter() - t0
+        if config.check_outputs():
+            _check_outputs(step, results)
+        for o, r in zip([outs] if single else outs, results):
+            values[o] = r
+        for r in release:
+            values[r] = None
+        if timings is not None:
+            timings.append(StepTiming((step.node_name, step.op_type, step.device,
+                                       (t0 - t_run) * 1e6, dt * 1e6)))
+        if config.debug():
+            shapes = ", ".join(f"{getattr(r, 'dtype', '?')}{list(getattr(r, 'shape', ()))}"
+                               for r in results)
+            print(f"[minigraph] {step.op_type:<20} {step.node_name:<30} {step.device:<6} "
+                  f"{shapes}  {dt * 1e6:.1f}us", file=sys.stderr)
+
+
+def _check_outputs(step: Step, results: list[Any]) -> None:
+    """Kernel outputs must match the count, dtypes and shapes inference promised."""
+    if len(results) != len(step.output_specs):
+        raise errors.InternalError(
+            f"kernel returned {len(results)} outputs, expected {len(step.output_specs)}",
+            step.node_name, step.op_type,
+        )
+    for i, (r, (dims, dtype)) in enumerate(zip(results, step.output_specs)):
+        if np.dtype(r.dtype).name != np.dtype(dtype if dtype != "bool" else np.bool_).name:
+            raise errors.InternalError(
+                f"output {i}: kernel returned dtype {r.dtype}, shape inference said {dtype}",
+                step.node_name, step.op_type,
+            )
+        if dims is not None and (
+            len(dims) != r.ndim or any(d is not None and d != n for d, n in zip(dims, r.shape))
+        ):
+            raise errors.InternalError(
+                f"output {i}: kernel returned shape {list(r.shape)}, shape inference said "
+                f"{['?' if d is None else d for d in dims]}",
+                step.node_name, step.op_type,
+            )
+
+
+def _wrap(step: Step, e: Exception) -> errors.OpError:
+    """No exception but an OpError leaves a kernel: name the node and what broke."""
+    if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
+        return errors.ResourceExhaustedError(f"out of memory: {e}", step.node_name, step.op_type)
+    return errors.InternalError(
+        f"kernel raised {type(e).__name__}: {e}", step.node_name, step.op_type
+    )

@@ -1,0 +1,128 @@
+"""The context a kernel runs with: attrs, the array module, the node, allocation.
+
+Kernels are module-level functions ``fn(ctx, *inputs)``; the context is the
+only thing they see besides their input arrays. It is built once per plan step,
+so it holds plain data only and a remote worker can rebuild it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, NoReturn
+
+import numpy as np
+
+from . import errors
+
+__all__ = ["KernelContext", "check_output_size"]
+
+_INT64_MAX = 2**63 - 1
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return _INT64_MAX
+
+
+_HOST_MEMORY = _physical_memory()
+
+
+def check_output_size(
+    shape: Sequence[int], itemsize: int, node_name: str, op_type: str, limit: int | None = None
+) -> int:
+    """Return the element count of ``shape``, or raise ResourceExhaustedError.
+
+    Counts in Python ints, so an element count or byte size past int64, or past
+    what the device can hold, is reported before anything is allocated.
+    """
+    count = 1
+    for d in shape:
+        count *= int(d)
+    nbytes = count * itemsize
+    limit = _HOST_MEMORY if limit is None else limit
+    if count > _INT64_MAX or nbytes > limit:
+        raise errors.ResourceExhaustedError(
+            f"OOM when allocating tensor with shape [{','.join(str(int(d)) for d in shape)}]: "
+            f"{nbytes} bytes needed, at most {limit} can be allocated",
+            node_name,
+            op_type,
+        )
+    return count
+
+
+class KernelContext:
+    """Attrs, ``xp`` (numpy or cupy), the node's name, and allocation helpers.
+
+    ``forwardable`` is the set of input positions whose buffers the executor
+    hands over: not fed, not a constant, and with no other consumer. Only those
+    may be written in place (see :meth:`output_buffer`).
+    """
+
+    __slots__ = ("attrs", "xp", "node_name", "op_type", "device", "forwardable", "memory_limit")
+
+    def __init__(
+        self,
+        attrs: dict[str, Any],
+        xp: ModuleType = np,
+        node_name: str = "",
+        op_type: str = "",
+        device: str = "CPU",
+        forwardable: frozenset[int] = frozenset(),
+        memory_limit: int | None = None,
+    ) -> None:
+        self.attrs = attrs
+        self.xp = xp
+        self.node_name = node_name
+        self.op_type = op_type
+        self.device = device
+        self.forwardable = forwardable
+        self.memory_limit = memory_limit
+
+    def fail(self, message: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> NoReturn:
+        raise error(message, self.node_name, self.op_type)
+
+    def check_size(self, shape: Sequence[int], dtype: Any) -> int:
+        """Element count of an output of this shape; ResourceExhaustedError if too large."""
+        itemsize = np.dtype(dtype).itemsize
+        return check_output_size(shape, itemsize, self.node_name, self.op_type, self.memory_limit)
+
+    def allocate(self, shape: Sequence[int], dtype: Any, fill: Any = None) -> Any:
+        """A new array on this kernel's device, checked for size first."""
+        self.check_size(shape, dtype)
+        shape = tuple(int(d) for d in shape)
+        try:
+            if fill is None:
+                return self.xp.empty(shape, dtype)
+            if fill == 0:
+                return self.xp.zeros(shape, dtype)
+            return self.xp.full(shape, fill, dtype)
+        except MemoryError as e:
+            self.fail(f"OOM when allocating tensor with shape {list(shape)}: {e}",
+                      errors.ResourceExhaustedError)
+
+    def forwarded(self, inputs: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any | None:
+        """An input buffer this kernel may overwrite, of this shape and dtype, else None.
+
+        Only inputs the executor marked forwardable qualify (see the class doc).
+        """
+        shape = tuple(shape)
+        for i in sorted(self.forwardable):
+            x = inputs[i]
+            if x.shape == shape and x.dtype == dtype and x.flags.c_contiguous and _writeable(x):
+                return x
+        return None
+
+    def output_buffer(self, inputs: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any:
+        """A forwardable input buffer of the right shape and dtype, else a new array."""
+        out = self.forwarded(inputs, shape, dtype) if self.forwardable else None
+        return out if out is not None else self.allocate(shape, dtype)
+
+
+
+def _writeable(x: Any) -> bool:
+    flags = x.flags
+    return getattr(flags, "writeable", True)

@@ -1,0 +1,156 @@
+"""Op declarations in TensorFlow's notation, parsed into OpDefs.
+
+An op is declared once, for example::
+
+    define_op(
+        "SpaceToBatchND",
+        inputs=["input: T", "block_shape: Tblock_shape", "paddings: Tpaddings"],
+        outputs=["output: T"],
+        attrs=["T: type", "Tblock_shape: {int32, int64} = int32",
+               "Tpaddings: {int32, int64} = int32"],
+        shape_fn=_space_to_batch_nd_shape,
+    )
+
+Inputs and outputs are ``name: T`` (a type attr), ``name: int32`` (a fixed
+dtype) or ``name: N * T`` (a list whose length is the int attr ``N``). Attrs are
+``name: kind [>= min] [= default]`` where kind is ``type``, ``{int32, int64}``
+(a type constraint), ``int``, ``float``, ``bool``, ``string``, ``{'A', 'B'}``
+(allowed strings), ``list(int)``, ``shape`` or ``tensor``. Everything else
+(builders, class wrappers, docs) is generated from the resulting OpDef.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dtypes
+
+__all__ = ["ArgDef", "AttrDef", "OpDef", "parse_arg", "parse_attr"]
+
+
+@dataclass(frozen=True)
+class ArgDef:
+    """One input or output: a name, and either a type attr or a fixed dtype."""
+
+    name: str
+    type_attr: str | None = None  # "T" for "x: T"
+    dtype: dtypes.DType | None = None  # int32 for "x: int32"
+    number_attr: str | None = None  # "N" for "x: N * T"
+
+    @property
+    def is_list(self) -> bool:
+        return self.number_attr is not None
+
+    def __str__(self) -> str:
+        t = self.type_attr or str(self.dtype)
+        return f"{self.name}: {self.number_attr} * {t}" if self.is_list else f"{self.name}: {t}"
+
+
+_NO_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class AttrDef:
+    """One attr: kind, optional allowed values, minimum and default."""
+
+    name: str
+    kind: str  # type, int, float, bool, string, list(int), shape, tensor
+    allowed: tuple[Any, ...] | None = None  # DTypes for type attrs, strings for string attrs
+    minimum: int | None = None
+    default: Any = _NO_DEFAULT
+    spec: str = ""
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _NO_DEFAULT
+
+    def __str__(self) -> str:
+        return self.spec
+
+
+@dataclass
+class OpDef:
+    """Everything known about an op type, built from its one declaration."""
+
+    name: str
+    inputs: tuple[ArgDef, ...]
+    outputs: tuple[ArgDef, ...]
+    attrs: tuple[AttrDef, ...]
+    shape_fn: Callable[..., Any]
+    doc: str = ""
+    host_inputs: frozenset[str] = frozenset()
+    is_stateful: bool = False
+    aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
+    kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    @property
+    def kernel_devices(self) -> frozenset[str]:
+        """Device types ("CPU", "GPU") that have a kernel for this op."""
+        return frozenset(self.kernels)
+
+    def attr(self, name: str) -> AttrDef:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def inferred_attrs(self) -> frozenset[str]:
+        """Attrs set from the inputs (their dtypes or list lengths), never by the caller."""
+        names = set()
+        for arg in self.inputs:
+            if arg.type_attr:
+                names.add(arg.type_attr)
+            if arg.number_attr:
+                names.add(arg.number_attr)
+        return frozenset(names)
+
+    def signature(self) -> str:
+        ins = ", ".join(str(a) for a in self.inputs)
+        outs = ", ".join(str(a) for a in self.outputs)
+        return f"{self.name}({ins}) -> ({outs})"
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARG_RE = re.compile(rf"^\s*({_IDENT})\s*:\s*(?:({_IDENT})\s*\*\s*)?({_IDENT})\s*$")
+_ATTR_RE = re.compile(
+    rf"^\s*({_IDENT})\s*:\s*(\{{[^}}]*\}}|list\(\w+\)|\w+)\s*(?:>=\s*(-?\d+))?\s*(?:=\s*(.+?))?\s*$"
+)
+
+
+def parse_arg(spec: str, type_attrs: Sequence[str]) -> ArgDef:
+    m = _ARG_RE.match(spec)
+    if not m:
+        raise ValueError(f"bad arg spec {spec!r}")
+    name, number, t = m.groups()
+    if t in type_attrs:
+        return ArgDef(name, type_attr=t, number_attr=number)
+    return ArgDef(name, dtype=dtypes.as_dtype(t), number_attr=number)
+
+
+def parse_attr(spec: str) -> AttrDef:
+    m = _ATTR_RE.match(spec)
+    if not m:
+        raise ValueError(f"bad attr spec {spec!r}")
+    name, kind, minimum, default = m.groups()
+    allowed: tuple[Any, ...] | None = None
+    if kind.startswith("{"):
+        items = [s.strip() for s in kind[1:-1].split(",") if s.strip()]
+        if items and items[0][0] in "'\"":
+            kind, allowed = "string", tuple(ast.literal_eval(s) for s in items)
+        else:
+            kind, allowed = "type", tuple(dtypes.as_dtype(s) for s in items)
+    value: Any = _NO_DEFAULT
+    if default is not None:
+        value = dtypes.as_dtype(default) if kind == "type" else ast.literal_eval(default)
+    return AttrDef(
+        name,
+        kind,
+        allowed,
+        None if minimum is None else int(minimum),
+        value,
+        spec.strip(),
+    )

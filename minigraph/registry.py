@@ -1,0 +1,102 @@
+"""The op and kernel registries: plain dicts, explicit registration, loud lookups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import errors
+from .op_def import OpDef, parse_arg, parse_attr
+
+__all__ = ["OPS", "define_op", "register_kernel", "lookup_op", "lookup_kernel", "registered_ops"]
+
+OPS: dict[str, OpDef] = {}
+
+DEVICE_TYPES = ("CPU", "GPU")
+
+
+def define_op(
+    name: str,
+    *,
+    inputs: Sequence[str] = (),
+    outputs: Sequence[str] = (),
+    attrs: Sequence[str] = (),
+    shape_fn: Callable[..., Any],
+    doc: str = "",
+    host_inputs: Sequence[str] = (),
+    is_stateful: bool = False,
+    aliases_input: bool = False,
+) -> OpDef:
+    """Declare an op once; the builder, class wrapper and docs come from this.
+
+    ``host_inputs`` stay in host memory on every device (TensorFlow's HostMemory);
+    ``aliases_input`` says the kernel may return a view of input 0, so the
+    executor treats both as one buffer when deciding what may be overwritten.
+    """
+    if name in OPS:
+        raise ValueError(f"op {name!r} is already defined")
+    attr_defs = tuple(parse_attr(a) for a in attrs)
+    type_attrs = [a.name for a in attr_defs if a.kind == "type"]
+    op_def = OpDef(
+        name=name,
+        inputs=tuple(parse_arg(s, type_attrs) for s in inputs),
+        outputs=tuple(parse_arg(s, type_attrs) for s in outputs),
+        attrs=attr_defs,
+        shape_fn=shape_fn,
+        doc=doc,
+        host_inputs=frozenset(host_inputs),
+        is_stateful=is_stateful,
+        aliases_input=aliases_input,
+    )
+    attr_names = {a.name for a in attr_defs}
+    for arg in op_def.inputs + op_def.outputs:
+        for ref in (arg.type_attr, arg.number_attr):
+            if ref is not None and ref not in attr_names:
+                raise ValueError(f"op {name!r}: arg {arg.name!r} names undeclared attr {ref!r}")
+    OPS[name] = op_def
+    return op_def
+
+
+def register_kernel(op: str, *devices: str) -> Callable[[Callable], Callable]:
+    """Decorator: ``@register_kernel("Add", "CPU", "GPU")`` registers one kernel function.
+
+    A kernel is ``fn(ctx, *inputs) -> output`` (or a sequence of outputs for an
+    op with several), written against ``ctx.xp``. Registering twice raises.
+    """
+
+    def deco(fn: Callable) -> Callable:
+        op_def = lookup_op(op)
+        for device in devices or ("CPU",):
+            if device not in DEVICE_TYPES:
+                raise ValueError(f"unknown device type {device!r}; expected one of {DEVICE_TYPES}")
+            if device in op_def.kernels:
+                raise ValueError(f"a {device} kernel for {op!r} is already registered")
+            op_def.kernels[device] = fn
+        return fn
+
+    return deco
+
+
+def lookup_op(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise errors.NotFoundError(f"Op type not registered '{name}'") from None
+
+
+def lookup_kernel(op: str, device: str, node_name: str = "") -> Callable:
+    op_def = lookup_op(op)
+    try:
+        return op_def.kernels[device]
+    except KeyError:
+        have = ", ".join(sorted(op_def.kernels)) or "none"
+        raise errors.NotFoundError(
+            f"No {device} kernel registered for op {op}; devices with a kernel: {have}",
+            node_name,
+            op,
+        ) from None
+
+
+def registered_ops() -> dict[str, OpDef]:
+    """A copy of the op registry: op name -> OpDef (see ``OpDef.kernel_devices``)."""
+    return dict(OPS)

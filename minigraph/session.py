@@ -1,0 +1,276 @@
+"""Sessions: run fetches of a graph with feeds, through a cached plan.
+
+``Session.run`` reads like an interpreter: normalise the fetches and feeds,
+get the plan for that signature (building it once), run it, and rebuild the
+caller's structure from the fetched values.
+
+Thread-safety: several threads may call ``run`` on one Session at once; each
+run has its own values, and the plan cache is locked.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import errors
+from .devices import parse_device
+from .executor import Executor, LocalExecutor
+from .graph import Graph, Node, Operation, Output
+from .plan import Plan, build_plan
+from .scope import Scope, get_default_graph
+from .wrappers import as_output
+
+__all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata"]
+
+
+@dataclass
+class RunOptions:
+    """Options for one run: ``trace=True`` collects per-node timings into RunMetadata."""
+
+    trace: bool = False
+
+
+@dataclass
+class RunMetadata:
+    """Filled by a traced run: one StepTiming (name, op, device, start µs, duration µs) per node."""
+
+    step_timings: list = field(default_factory=list)
+
+
+class Session:
+    """Runs parts of a graph.
+
+    Args:
+        graph: the graph to run (default: the current default graph).
+        device: where nodes without a device request run: None (the CPU),
+            "/cpu:0" or "/gpu:0".
+        allow_soft_placement: run an op on the CPU when the chosen device has
+            no kernel for it.
+        executor: what runs plans (default: a LocalExecutor).
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     x = mg.placeholder(mg.float32, shape=[None], name="x")
+    ...     y = x * 2.0
+    >>> with mg.Session(g) as sess:
+    ...     sess.run(y, feed_dict={x: [1.0, 2.0]})
+    array([2., 4.], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        graph: Graph | None = None,
+        device: str | None = None,
+        allow_soft_placement: bool = True,
+        executor: Executor | None = None,
+    ) -> None:
+        self.graph = graph if graph is not None else get_default_graph()
+        self.device = device
+        self._device_spec = parse_device(device)
+        self.allow_soft_placement = allow_soft_placement
+        self._executor = executor or LocalExecutor()
+        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the interpreter -----------------------------------------------------
+
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: Mapping[Any, Any] | None = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
+    ) -> Any:
+        """Run what ``fetches`` need and return their values in the same structure.
+
+        Fetches are Outputs, Operations (run for effect; their value is None),
+        tensor names ("x:0"), op names ("x"), or lists, tuples and dicts of them.
+        ``feed_dict`` maps Outputs or tensor names to arrays.
+        """
+        if self._closed:
+            raise errors.FailedPreconditionError("Attempted to use a closed Session.")
+        tensors, targets, rebuild = self._normalise_fetches(fetches)
+        feed_keys, feed_values = self._normalise_feeds(feed_dict or {})
+        plan = self._plan(tensors, targets, feed_keys)
+        timings = [] if options is not None and options.trace else None
+        values = self._executor.run(plan, feed_values, timings)
+        if run_metadata is not None and timings is not None:
+            run_metadata.step_timings = timings
+        return rebuild([_to_host(v) for v in values])
+
+    # -- helpers -------------------------------------------------------------
+
+    def _plan(self, tensors: list[Output], targets: list[Node], feeds: list[Output]) -> Plan:
+        key = (tuple(tensors), tuple(t.name for t in targets), tuple(feeds))
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = build_plan(tensors, targets, feeds, self._device_spec,
+                                      self.allow_soft_placement)
+                    self._plans[key] = plan
+        return plan
+
+    def _resolve(self, fetch: Any) -> Output | Node:
+        if isinstance(fetch, str):
+            if ":" in fetch:
+                return self.graph.get_tensor_by_name(fetch)
+            return self.graph.node(fetch)
+        if isinstance(fetch, Operation):
+            target: Output | Node = fetch.node
+        else:
+            out = as_output(fetch)
+            if out is None:
+                op = getattr(fetch, "operation", None)
+                if not isinstance(op, Operation):
+                    raise TypeError(
+                        f"Fetch argument {fetch!r} has invalid type {type(fetch).__name__}: "
+                        "expected an Output, Operation, tensor or op name, or a list, tuple "
+                        "or dict of them"
+                    )
+                out = op.node
+            target = out
+        graph = target.graph
+        if graph is not self.graph:
+            name = target.name
+            raise errors.InvalidArgumentError(
+                f"Fetch {name} is not an element of this session's graph", name.split(":")[0]
+            )
+        return target
+
+    def _normalise_fetches(self, fetches: Any) -> tuple[list[Output], list[Node], Callable]:
+        tensors: list[Output] = []
+        targets: list[Node] = []
+        index: dict[Output, int] = {}
+
+        def walk(f: Any) -> Callable[[list[Any]], Any]:
+            if isinstance(f, list | tuple) and as_output(f) is None:
+                parts = [walk(x) for x in f]
+                if isinstance(f, tuple) and hasattr(f, "_fields"):  # namedtuple
+                    return lambda v: type(f)(*(p(v) for p in parts))
+                kind = type(f) if isinstance(f, tuple) else list
+                return lambda v: kind(p(v) for p in parts)
+            if isinstance(f, Mapping):
+                items = [(k, walk(x)) for k, x in f.items()]
+                return lambda v: type(f)((k, p(v)) for k, p in items)
+            target = self._resolve(f)
+            if isinstance(target, Node):
+                targets.append(target)
+                return lambda v: None
+            if target not in index:
+                index[target] = len(tensors)
+                tensors.append(target)
+            i = index[target]
+            return lambda v: v[i]
+
+        return tensors, targets, walk(fetches)
+
+    def _normalise_feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Output], list[Any]]:
+        items = []
+        for key, value in feed_dict.items():
+            out = self.graph.get_tensor_by_name(key) if isinstance(key, str) else as_output(key)
+            if out is None:
+                raise TypeError(f"Cannot interpret feed_dict key {key!r} as a tensor")
+            if out.graph is not self.graph:
+                raise errors.InvalidArgumentError(
+                    f"Fed tensor {out.name} is not an element of this session's graph",
+                    out.node.name, out.node.type_string,
+                )
+            items.append((out, _check_feed(out, value)))
+        items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
+        return [k for k, _ in items], [v for _, v in items]
+
+    def close(self) -> None:
+        self._closed = True
+        self._plans.clear()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _check_feed(out: Output, value: Any) -> Any:
+    """The fed value as a read-only array of the tensor's dtype, checked against its shape."""
+    node = out.node
+    want = out.dtype.np
+    if hasattr(value, "__cuda_array_interface__"):
+        arr = value  # a device array: checked below, moved by the plan's copies
+    else:
+        try:
+            arr = np.asarray(value)
+        except Exception as e:
+            raise errors.InvalidArgumentError(
+                f"cannot feed {type(value).__name__} to {out.name}: {e}", node.name, node.type_string
+            ) from None
+    kind_ok = arr.dtype == want or (
+        arr.dtype.kind in "biufc" and np.can_cast(arr.dtype, want, "same_kind")
+        and not (arr.dtype.kind == "b" and want.kind != "b")
+    )
+    if not kind_ok:
+        raise errors.InvalidArgumentError(
+            f"cannot feed a value of dtype {arr.dtype} to tensor {out.name} of dtype "
+            f"{out.dtype.name}",
+            node.name,
+            node.type_string,
+        )
+    if not out.shape.is_compatible_with(arr.shape):
+        raise errors.InvalidArgumentError(
+            f"Cannot feed value of shape {tuple(arr.shape)} for Tensor {out.name}, which has "
+            f"shape {out.shape}",
+            node.name,
+            node.type_string,
+        )
+    if arr.dtype != want:
+        arr = arr.astype(want)
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def _to_host(value: Any) -> Any:
+    """Fetched values as writable NumPy arrays the caller owns."""
+    if value is None:
+        return None
+    if not isinstance(value, np.ndarray):
+        get = getattr(value, "get", None)
+        return get() if get is not None else np.asarray(value)
+    if not value.flags.writeable:
+        return value.copy()
+    return value
+
+
+class ClientSession:
+    """TensorFlow's C++ ``ClientSession``: runs Outputs of a Scope's graph.
+
+    >>> import minigraph as mg
+    >>> root = mg.Scope.new_root_scope()
+    >>> c = mg.ops.Const(root, [1, 2])
+    >>> mg.ClientSession(root).run([c.output])
+    [array([1, 2], dtype=int32)]
+    """
+
+    def __init__(self, scope: Scope, device: str | None = None) -> None:
+        self.scope = scope
+        self._session = Session(scope.graph, device=device)
+
+    def run(
+        self,
+        fetch_outputs: Sequence[Any],
+        feed_dict: Mapping[Any, Any] | None = None,
+        run_outputs: Sequence[Any] = (),
+    ) -> list[Any]:
+        """Values of ``fetch_outputs`` (a list of Outputs); ``run_outputs`` run for effect."""
+        if as_output(fetch_outputs) is not None:
+            fetch_outputs = [fetch_outputs]
+        values = self._session.run([list(fetch_outputs), list(run_outputs)], feed_dict)
+        return values[0]

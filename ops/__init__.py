@@ -1,0 +1,30 @@
+"""The op library: one module per op family, each op's whole story in one block.
+
+Importing this package registers every op. Each family module exports its
+snake_case builders and its C++-style classes; this package re-exports the
+classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
+"""
+
+from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
+    array_ops,
+    data_flow_ops,
+    math_ops,
+    scatter_ops,
+    spacetobatch_ops,
+)
+from minigraph.ops.array_ops import *  # noqa: F403
+from minigraph.ops.data_flow_ops import *  # noqa: F403
+from minigraph.ops.math_ops import *  # noqa: F403
+from minigraph.ops.scatter_ops import *  # noqa: F403
+from minigraph.ops.spacetobatch_ops import *  # noqa: F403
+
+FAMILIES = (array_ops, math_ops, spacetobatch_ops, data_flow_ops, scatter_ops)
+
+
+def builders() -> dict:
+    """Every family's public builders, by name (what ``minigraph`` re-exports)."""
+    out = {}
+    for family in FAMILIES:
+        for name in family.BUILDERS:
+            out[name] = getattr(family, name)
+    return out
