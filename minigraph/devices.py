@@ -132,7 +132,11 @@ def get_device(spec: DeviceSpec, node_name: str = "", op_type: str = "") -> Devi
     """The local Device for a spec, or UnavailableError naming the node and why."""
     device_type = spec.device_type or "CPU"
     index = spec.device_index or 0
-    if spec.job not in (None, "localhost") or spec.task not in (None, 0) or spec.replica not in (None, 0):
+    if (
+        spec.job not in (None, "localhost")
+        or spec.task not in (None, 0)
+        or spec.replica not in (None, 0)
+    ):
         raise errors.UnavailableError(
             f"device {spec.to_string()} is not in this process; the local executor runs "
             "only /job:localhost/replica:0/task:0",
@@ -141,8 +145,9 @@ def get_device(spec: DeviceSpec, node_name: str = "", op_type: str = "") -> Devi
         )
     if device_type == "CPU":
         if index != 0:
-            raise errors.UnavailableError(f"there is only one CPU device, not CPU:{index}",
-                                          node_name, op_type)
+            raise errors.UnavailableError(
+                f"there is only one CPU device, not CPU:{index}", node_name, op_type
+            )
         return CPU0
     reason = gpu_unavailable_reason(index)
     if reason is not None:

@@ -8,6 +8,7 @@ step names its op, attrs and device and holds no Graph or Session object.
 
 from __future__ import annotations
 
+import operator
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -45,7 +46,11 @@ def _device_of(step: Step) -> Device:
 def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
     kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
     ctx = KernelContext(
-        dict(step.attrs), _device_of(step).xp, step.node_name, step.op_type, step.device,
+        dict(step.attrs),
+        _device_of(step).xp,
+        step.node_name,
+        step.op_type,
+        step.device,
         step.forwardable,
     )
     if any(n is not None for n in step.input_lengths):
@@ -56,6 +61,15 @@ def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
 
         return grouped, ctx
     return kernel, ctx
+
+
+def _getter(slots: tuple[int, ...]) -> Callable[[list[Any]], Any]:
+    """A C-speed function from the values list to a step's input values."""
+    if len(slots) == 1:
+        return operator.itemgetter(slice(slots[0], slots[0] + 1))
+    if not slots:
+        return operator.itemgetter(slice(0, 0))
+    return operator.itemgetter(*slots)
 
 
 class LocalExecutor:
@@ -71,8 +85,16 @@ class LocalExecutor:
             for step in plan.steps:
                 fn, ctx = _bind(step)
                 single = len(step.outputs) == 1
-                bound.append((fn, ctx, step.inputs, step.outputs[0] if single else step.outputs,
-                              single, step.release))
+                bound.append(
+                    (
+                        fn,
+                        ctx,
+                        _getter(step.inputs),
+                        step.outputs[0] if single else step.outputs,
+                        single,
+                        step.release,
+                    )
+                )
             entry = (plan, bound)
             self._bound[id(plan)] = entry
         return entry[1]
@@ -87,8 +109,8 @@ class LocalExecutor:
         else:
             k = 0
             try:
-                for k, (fn, ctx, ins, outs, single, release) in enumerate(bound):  # noqa: B007
-                    result = fn(ctx, *[values[i] for i in ins])
+                for k, (fn, ctx, args, outs, single, release) in enumerate(bound):  # noqa: B007
+                    result = fn(ctx, *args(values))
                     if single:
                         values[outs] = result
                     else:
@@ -103,14 +125,15 @@ class LocalExecutor:
         return [values[s] for s in plan.fetch_slots]
 
 
-def _run_checked(plan: Plan, bound: list[tuple[Any, ...]], values: list[Any],
-                 timings: list | None) -> None:
+def _run_checked(
+    plan: Plan, bound: list[tuple[Any, ...]], values: list[Any], timings: list | None
+) -> None:
     """The slow loop: per-step timing, debug lines and output checks."""
     t_run = time.perf_counter()
-    for step, (fn, ctx, ins, outs, single, release) in zip(plan.steps, bound):
+    for step, (fn, ctx, args, outs, single, release) in zip(plan.steps, bound):
         t0 = time.perf_counter()
         try:
-            result = fn(ctx, *[values[i] for i in ins])
+            result = fn(ctx, *args(values))
         except errors.OpError:
             raise
         except Exception as e:
@@ -124,13 +147,20 @@ def _run_checked(plan: Plan, bound: list[tuple[Any, ...]], values: list[Any],
         for r in release:
             values[r] = None
         if timings is not None:
-            timings.append(StepTiming((step.node_name, step.op_type, step.device,
-                                       (t0 - t_run) * 1e6, dt * 1e6)))
+            timings.append(
+                StepTiming(
+                    (step.node_name, step.op_type, step.device, (t0 - t_run) * 1e6, dt * 1e6)
+                )
+            )
         if config.debug():
-            shapes = ", ".join(f"{getattr(r, 'dtype', '?')}{list(getattr(r, 'shape', ()))}"
-                               for r in results)
-            print(f"[minigraph] {step.op_type:<20} {step.node_name:<30} {step.device:<6} "
-                  f"{shapes}  {dt * 1e6:.1f}us", file=sys.stderr)
+            shapes = ", ".join(
+                f"{getattr(r, 'dtype', '?')}{list(getattr(r, 'shape', ()))}" for r in results
+            )
+            print(
+                f"[minigraph] {step.op_type:<20} {step.node_name:<30} {step.device:<6} "
+                f"{shapes}  {dt * 1e6:.1f}us",
+                file=sys.stderr,
+            )
 
 
 def _check_outputs(step: Step, results: list[Any]) -> None:
@@ -138,13 +168,15 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
     if len(results) != len(step.output_specs):
         raise errors.InternalError(
             f"kernel returned {len(results)} outputs, expected {len(step.output_specs)}",
-            step.node_name, step.op_type,
+            step.node_name,
+            step.op_type,
         )
     for i, (r, (dims, dtype)) in enumerate(zip(results, step.output_specs)):
         if np.dtype(r.dtype).name != np.dtype(dtype if dtype != "bool" else np.bool_).name:
             raise errors.InternalError(
                 f"output {i}: kernel returned dtype {r.dtype}, shape inference said {dtype}",
-                step.node_name, step.op_type,
+                step.node_name,
+                step.op_type,
             )
         if dims is not None and (
             len(dims) != r.ndim or any(d is not None and d != n for d, n in zip(dims, r.shape))
@@ -152,7 +184,8 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
             raise errors.InternalError(
                 f"output {i}: kernel returned shape {list(r.shape)}, shape inference said "
                 f"{['?' if d is None else d for d in dims]}",
-                step.node_name, step.op_type,
+                step.node_name,
+                step.op_type,
             )
 
 

@@ -25,10 +25,9 @@ from .dtypes import DType
 from .inference import InferenceContext, TensorSpec
 from .kernel import KernelContext
 from .op_def import OpDef
-from .registry import lookup_op
 
 if TYPE_CHECKING:
-    from .scope import Scope
+    pass
 
 __all__ = ["Graph", "Node", "Operation", "Output"]
 
@@ -221,9 +220,13 @@ class Output:
         """Operations that take this output as a data input, in creation order."""
         g = self.graph._nx
         names = {
-            v for _, v, d in g.out_edges(self.node.name, data=True) if d.get("src_output") == self.index
+            v
+            for _, v, d in g.out_edges(self.node.name, data=True)
+            if d.get("src_output") == self.index
         }
-        return [Operation(n) for n in sorted((g.nodes[v]["node"] for v in names), key=lambda n: n.id)]
+        return [
+            Operation(n) for n in sorted((g.nodes[v]["node"] for v in names), key=lambda n: n.id)
+        ]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Output) and other.op == self.op and other.index == self.index
@@ -321,8 +324,15 @@ class Graph:
                     f"input {x.name} is from a different graph", name, op_def.name
                 )
         node = Node(
-            self, name, op_def, attrs, tuple(flat), tuple(lengths), tuple(control_inputs),
-            device, next(self._ids),
+            self,
+            name,
+            op_def,
+            attrs,
+            tuple(flat),
+            tuple(lengths),
+            tuple(control_inputs),
+            device,
+            next(self._ids),
         )
         node.output_specs = _infer(node, inputs)
         self._add(node)
@@ -351,7 +361,9 @@ class Graph:
         try:
             return self._nx.nodes[name]["node"]
         except KeyError:
-            raise errors.NotFoundError(f"The name '{name}' refers to an Operation not in the graph.") from None
+            raise errors.NotFoundError(
+                f"The name '{name}' refers to an Operation not in the graph."
+            ) from None
 
     def get_operation_by_name(self, name: str) -> Operation:
         return Operation(self.node(name))
@@ -361,7 +373,7 @@ class Graph:
         if not sep or not index.isdigit():
             raise errors.InvalidArgumentError(
                 f"The name '{name}' looks like an (invalid) Operation name, not a Tensor. "
-                "Tensor names must be of the form \"<op_name>:<output_index>\"."
+                'Tensor names must be of the form "<op_name>:<output_index>".'
             )
         node = self.node(op_name)
         i = int(index)
@@ -428,7 +440,8 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
         )
     # A shape function may return a value it already knows (Shape of a known shape).
     out = [
-        TensorSpec(shapes.as_shape(s.shape), dt, _frozen(s, dt)) if isinstance(s, np.ndarray)
+        TensorSpec(shapes.as_shape(s.shape), dt, _frozen(s, dt))
+        if isinstance(s, np.ndarray)
         else TensorSpec(shapes.as_shape(s), dt)
         for s, dt in zip(out_shapes, out_dtypes)
     ]

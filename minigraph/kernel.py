@@ -8,7 +8,7 @@ so it holds plain data only and a remote worker can rebuild it.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -71,7 +71,7 @@ class KernelContext:
         node_name: str = "",
         op_type: str = "",
         device: str = "CPU",
-        forwardable: frozenset[int] = frozenset(),
+        forwardable: Iterable[int] = (),
         memory_limit: int | None = None,
     ) -> None:
         self.attrs = attrs
@@ -79,10 +79,12 @@ class KernelContext:
         self.node_name = node_name
         self.op_type = op_type
         self.device = device
-        self.forwardable = forwardable
+        self.forwardable = tuple(sorted(forwardable))
         self.memory_limit = memory_limit
 
-    def fail(self, message: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> NoReturn:
+    def fail(
+        self, message: str, error: type[errors.OpError] = errors.InvalidArgumentError
+    ) -> NoReturn:
         raise error(message, self.node_name, self.op_type)
 
     def check_size(self, shape: Sequence[int], dtype: Any) -> int:
@@ -101,28 +103,26 @@ class KernelContext:
                 return self.xp.zeros(shape, dtype)
             return self.xp.full(shape, fill, dtype)
         except MemoryError as e:
-            self.fail(f"OOM when allocating tensor with shape {list(shape)}: {e}",
-                      errors.ResourceExhaustedError)
+            self.fail(
+                f"OOM when allocating tensor with shape {list(shape)}: {e}",
+                errors.ResourceExhaustedError,
+            )
 
     def forwarded(self, inputs: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any | None:
-        """An input buffer this kernel may overwrite, of this shape and dtype, else None.
+        """An input buffer this kernel may overwrite, of this shape (a tuple) and dtype, else None.
 
         Only inputs the executor marked forwardable qualify (see the class doc).
         """
-        shape = tuple(shape)
-        for i in sorted(self.forwardable):
+        for i in self.forwardable:
             x = inputs[i]
-            if x.shape == shape and x.dtype == dtype and x.flags.c_contiguous and _writeable(x):
-                return x
+            if x.shape == shape and x.dtype == dtype:
+                flags = x.flags
+                if flags.c_contiguous and getattr(flags, "writeable", True):  # CuPy: no flag
+                    return x
         return None
 
     def output_buffer(self, inputs: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any:
         """A forwardable input buffer of the right shape and dtype, else a new array."""
+        shape = tuple(shape)
         out = self.forwarded(inputs, shape, dtype) if self.forwardable else None
         return out if out is not None else self.allocate(shape, dtype)
-
-
-
-def _writeable(x: Any) -> bool:
-    flags = x.flags
-    return getattr(flags, "writeable", True)

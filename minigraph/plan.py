@@ -96,8 +96,11 @@ def build_plan(
     for k, node in enumerate(nodes):
         ins = steps_inputs[k]
         forwardable = frozenset(
-            i for i, s in enumerate(ins)
-            if root(s) not in pinned and uses.get(root(s), 0) == 1 and ins.count(s) == 1
+            i
+            for i, s in enumerate(ins)
+            if root(s) not in pinned
+            and uses.get(root(s), 0) == 1
+            and ins.count(s) == 1
             and not node.op_def.aliases_input
         )
         device = _place(node, session_device, allow_soft_placement)
@@ -124,7 +127,9 @@ def _op(node: Node) -> Any:
     return Operation(node)
 
 
-def _prune(fetch_outputs: Sequence[Output], targets: Sequence[Node], fed: set[Output]) -> list[Node]:
+def _prune(
+    fetch_outputs: Sequence[Output], targets: Sequence[Node], fed: set[Output]
+) -> list[Node]:
     """The nodes that the fetches and targets need, in creation (topological) order."""
     needed: dict[str, Node] = {}
     stack = [x.node for x in fetch_outputs if x not in fed] + list(targets)

@@ -114,8 +114,9 @@ class Session:
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = build_plan(tensors, targets, feeds, self._device_spec,
-                                      self.allow_soft_placement)
+                    plan = build_plan(
+                        tensors, targets, feeds, self._device_spec, self.allow_soft_placement
+                    )
                     self._plans[key] = plan
         return plan
 
@@ -182,7 +183,8 @@ class Session:
             if out.graph is not self.graph:
                 raise errors.InvalidArgumentError(
                     f"Fed tensor {out.name} is not an element of this session's graph",
-                    out.node.name, out.node.type_string,
+                    out.node.name,
+                    out.node.type_string,
                 )
             items.append((out, _check_feed(out, value)))
         items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
@@ -210,10 +212,13 @@ def _check_feed(out: Output, value: Any) -> Any:
             arr = np.asarray(value)
         except Exception as e:
             raise errors.InvalidArgumentError(
-                f"cannot feed {type(value).__name__} to {out.name}: {e}", node.name, node.type_string
+                f"cannot feed {type(value).__name__} to {out.name}: {e}",
+                node.name,
+                node.type_string,
             ) from None
     kind_ok = arr.dtype == want or (
-        arr.dtype.kind in "biufc" and np.can_cast(arr.dtype, want, "same_kind")
+        arr.dtype.kind in "biufc"
+        and np.can_cast(arr.dtype, want, "same_kind")
         and not (arr.dtype.kind == "b" and want.kind != "b")
     )
     if not kind_ok:

@@ -22,7 +22,7 @@ from .graph import Node, Operation, Output
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
 from .scope import Scope, current_scope, has_default_scope
-from .shapes import TensorShape, as_shape
+from .shapes import as_shape
 
 __all__ = [
     "apply_op",
@@ -119,12 +119,21 @@ def const_node(scope: Scope, value: np.ndarray) -> Output:
     value = np.array(value, copy=True)
     value.flags.writeable = False
     return Output(
-        Operation(_make(scope, lookup_op("Const"), "Const", [], {"value": value,
-                                                               "dtype": dtypes.as_dtype(value.dtype)}))
+        Operation(
+            _make(
+                scope,
+                lookup_op("Const"),
+                "Const",
+                [],
+                {"value": value, "dtype": dtypes.as_dtype(value.dtype)},
+            )
+        )
     )
 
 
-def apply_op(op_type: str, scope: Scope | None, inputs: Sequence[Any], attrs: dict[str, Any]) -> Operation:
+def apply_op(
+    op_type: str, scope: Scope | None, inputs: Sequence[Any], attrs: dict[str, Any]
+) -> Operation:
     """Make one node of ``op_type``: convert inputs, infer and check attrs, add it.
 
     ``inputs`` follow the declaration (a list for a list input); ``attrs`` are
@@ -157,12 +166,19 @@ def _scope_for(scope: Scope, inputs: Sequence[Any]) -> Scope:
 
 
 def _make(
-    scope: Scope, op_def: OpDef, default: str, inputs: list[Any], attrs: dict[str, Any],
+    scope: Scope,
+    op_def: OpDef,
+    default: str,
+    inputs: list[Any],
+    attrs: dict[str, Any],
     reserved: bool = False,
 ) -> Node:
     name = default if reserved else scope.unique_op_name(default)
     return scope.graph.create_node(
-        op_def, name, inputs, attrs,
+        op_def,
+        name,
+        inputs,
+        attrs,
         device=scope.device_spec.to_string(),
         control_inputs=scope.control_deps,
     )
@@ -172,6 +188,7 @@ def _convert_inputs(
     op_def: OpDef, name: str, sub: Scope, inputs: Sequence[Any], attrs: dict[str, Any]
 ) -> list[Any]:
     """Convert each input, setting list lengths and type attrs from what is known."""
+
     def fail(msg: str) -> None:
         raise errors.InvalidArgumentError(msg, name, op_def.name)
 
@@ -182,7 +199,9 @@ def _convert_inputs(
     for arg, value in zip(op_def.inputs, inputs):
         if arg.is_list:
             if as_output(value) is not None or not isinstance(value, list | tuple):
-                fail(f"Expected list for '{arg.name}' argument to '{op_def.name}' Op, not {value!r}.")
+                fail(
+                    f"Expected list for '{arg.name}' argument to '{op_def.name}' Op, not {value!r}."
+                )
             n = len(value)
             if arg.number_attr in attrs and attrs[arg.number_attr] != n:
                 fail(
@@ -304,8 +323,10 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
         if not isinstance(value, str):
             fail(f"attr '{a.name}' expects a string, got {value!r}")
         if a.allowed is not None and value not in a.allowed:
-            fail(f"Value for attr '{a.name}' of \"{value}\" is not in the list of allowed "
-                 f"values: {', '.join(repr(s) for s in a.allowed)}")
+            fail(
+                f"Value for attr '{a.name}' of \"{value}\" is not in the list of allowed "
+                f"values: {', '.join(repr(s) for s in a.allowed)}"
+            )
         return value
     if a.kind == "list(int)":
         try:
@@ -326,8 +347,11 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
 def _snake(name: str) -> str:
     out = []
     for i, ch in enumerate(name):
-        if ch.isupper() and i and (not name[i - 1].isupper() or
-                                   (i + 1 < len(name) and name[i + 1].islower())):
+        if (
+            ch.isupper()
+            and i
+            and (not name[i - 1].isupper() or (i + 1 < len(name) and name[i + 1].islower()))
+        ):
             out.append("_")
         out.append(ch.lower())
     return "".join(out)
@@ -390,13 +414,13 @@ def make_wrapper_class(op_def: OpDef) -> type:
         scope = values[0]
         if not isinstance(scope, Scope):
             raise TypeError(f"{op_def.name}: the first argument must be a Scope, got {scope!r}")
-        attrs = dict(zip(list(bound.arguments)[1 + n_inputs:], values[1 + n_inputs:]))
-        self.operation = apply_op(op_def.name, scope, values[1:1 + n_inputs], attrs)
+        attrs = dict(zip(list(bound.arguments)[1 + n_inputs :], values[1 + n_inputs :]))
+        self.operation = apply_op(op_def.name, scope, values[1 : 1 + n_inputs], attrs)
         outs = self.operation.outputs
         i = 0
         for arg in op_def.outputs:
             n = self.operation.node.attrs[arg.number_attr] if arg.is_list else None
-            setattr(self, arg.name, outs[i:i + n] if n is not None else outs[i])
+            setattr(self, arg.name, outs[i : i + n] if n is not None else outs[i])
             i += 1 if n is None else n
 
     def node(self: Any) -> Node:

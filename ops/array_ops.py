@@ -36,9 +36,25 @@ from minigraph.wrappers import (
 )
 
 BUILDERS = (
-    "constant", "placeholder", "identity", "shape", "size", "rank", "reshape", "fill",
-    "zeros", "ones", "zeros_like", "ones_like", "concat", "stack", "transpose",
-    "strided_slice", "gather", "range", "cast",
+    "constant",
+    "placeholder",
+    "identity",
+    "shape",
+    "size",
+    "rank",
+    "reshape",
+    "fill",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+    "concat",
+    "stack",
+    "transpose",
+    "strided_slice",
+    "gather",
+    "range",
+    "cast",
 )
 
 INDEX_TYPES = "{int32, int64}"
@@ -79,7 +95,9 @@ class Const(make_wrapper_class(CONST)):  # type: ignore[misc]
         try:
             arr = to_numpy(value, want)
         except (TypeError, ValueError) as e:
-            raise errors.InvalidArgumentError(str(e), scope.unique_op_name("Const"), "Const") from None
+            raise errors.InvalidArgumentError(
+                str(e), scope.unique_op_name("Const"), "Const"
+            ) from None
         self.output = const_node(scope, arr)
         self.operation = self.output.op
 
@@ -267,8 +285,10 @@ def _reshape_target(fail: Any, n: int | None, dims: list[int | None]) -> list[in
         if known == 0 or n % known:
             if known == 0 and n == 0:
                 return [0 if d is None else d for d in dims]
-            fail(f"Input to reshape is a tensor with {n} values, but the requested shape "
-                 f"requires a multiple of {known}")
+            fail(
+                f"Input to reshape is a tensor with {n} values, but the requested shape "
+                f"requires a multiple of {known}"
+            )
         return [n // known if d is None else d for d in dims]
     if known != n:
         fail(f"Input to reshape is a tensor with {n} values, but the requested shape has {known}")
@@ -372,11 +392,19 @@ def _like_kernel(fill_value: int) -> Any:
 
 
 ZEROS_LIKE = define_op(
-    "ZerosLike", inputs=["x: T"], outputs=["y: T"], attrs=["T: type"], shape_fn=_same_shape,
+    "ZerosLike",
+    inputs=["x: T"],
+    outputs=["y: T"],
+    attrs=["T: type"],
+    shape_fn=_same_shape,
     doc="A tensor of zeros with the shape and dtype of ``x``.",
 )
 ONES_LIKE = define_op(
-    "OnesLike", inputs=["x: T"], outputs=["y: T"], attrs=["T: type"], shape_fn=_same_shape,
+    "OnesLike",
+    inputs=["x: T"],
+    outputs=["y: T"],
+    attrs=["T: type"],
+    shape_fn=_same_shape,
     doc="A tensor of ones with the shape and dtype of ``x``.",
 )
 register_kernel("ZerosLike", "CPU", "GPU")(_like_kernel(0))
@@ -429,9 +457,9 @@ def _concat_shape(c: InferenceContext, values: list[TensorSpec], axis: TensorSpe
     rest = unknown_shape(rank)
     for v in values:
         s = with_rank(v.shape, rank)
-        rest = merge(rest, TensorShape(s.dims[:a] + (None,) + s.dims[a + 1:]))
+        rest = merge(rest, TensorShape(s.dims[:a] + (None,) + s.dims[a + 1 :]))
         total = None if total is None or s.dims[a] is None else total + s.dims[a]
-    return TensorShape(rest.dims[:a] + (total,) + rest.dims[a + 1:])
+    return TensorShape(rest.dims[:a] + (total,) + rest.dims[a + 1 :])
 
 
 CONCAT = define_op(
@@ -452,7 +480,10 @@ def _concat_kernel(ctx: KernelContext, values: list[Any], axis: Any) -> Any:
         ctx.fail("Can't concatenate scalars (use stack instead)")
     a = _axis_value(ctx, _host_int(ctx, axis), rank)
     for i, v in enumerate(values):
-        if v.ndim != rank or v.shape[:a] + v.shape[a + 1:] != values[0].shape[:a] + values[0].shape[a + 1:]:
+        if (
+            v.ndim != rank
+            or v.shape[:a] + v.shape[a + 1 :] != values[0].shape[:a] + values[0].shape[a + 1 :]
+        ):
             ctx.fail(
                 f"ConcatOp : Dimension {a} in both shapes must be equal: shape[0] = "
                 f"{list(values[0].shape)} vs. shape[{i}] = {list(v.shape)}"
@@ -476,7 +507,12 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Output:
     >>> c.shape
     TensorShape([2, 2])
     """
-    return _concat(list(values), axis, name=name)
+    return _concat(_as_list(values), axis, name=name)
+
+
+def _as_list(values: Any) -> Any:
+    """A tuple of inputs as a list; anything else as it is (apply_op says why it is wrong)."""
+    return list(values) if isinstance(values, tuple) else values
 
 
 # -- Pack (stack) ----------------------------------------------------------------------
@@ -510,8 +546,10 @@ def _pack_kernel(ctx: KernelContext, values: list[Any]) -> Any:
     first = values[0].shape
     for i, v in enumerate(values):
         if v.shape != first:
-            ctx.fail(f"Shapes of all inputs must match: values[0].shape = {list(first)} != "
-                     f"values[{i}].shape = {list(v.shape)}")
+            ctx.fail(
+                f"Shapes of all inputs must match: values[0].shape = {list(first)} != "
+                f"values[{i}].shape = {list(v.shape)}"
+            )
     a = ctx.attrs["axis"] % (len(first) + 1)
     shape = list(first[:a]) + [len(values)] + list(first[a:])
     return ctx.xp.stack(values, axis=a, out=ctx.allocate(shape, values[0].dtype))
@@ -523,7 +561,7 @@ _pack = make_builder(PACK, "stack")
 
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Output:
     """Stacks a list of same-shaped tensors along a new dimension ``axis``."""
-    return _pack(list(values), axis=axis, name=name)
+    return _pack(_as_list(values), axis=axis, name=name)
 
 
 # -- Transpose -----------------------------------------------------------------------
@@ -561,8 +599,10 @@ TRANSPOSE = define_op(
 def _transpose_kernel(ctx: KernelContext, x: Any, perm: Any) -> Any:
     p = _host_int(ctx, perm).tolist()
     if len(p) != x.ndim:
-        ctx.fail(f"transpose expects a vector of size {x.ndim}. But input(1) is a vector of "
-                 f"size {len(p)}")
+        ctx.fail(
+            f"transpose expects a vector of size {x.ndim}. But input(1) is a vector of "
+            f"size {len(p)}"
+        )
     _check_perm(ctx, p, x.ndim)
     return x.transpose(p)
 
@@ -587,8 +627,9 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Output:
 # -- StridedSlice ----------------------------------------------------------------------
 
 
-def _slice_spec(begin: list[int], end: list[int], strides: list[int], attrs: dict,
-                fail: Any) -> tuple[Any, ...]:
+def _slice_spec(
+    begin: list[int], end: list[int], strides: list[int], attrs: dict, fail: Any
+) -> tuple[Any, ...]:
     """A NumPy basic index (ints, slices, None, Ellipsis) for StridedSlice's inputs and masks."""
     spec: list[Any] = []
     for i, (b, e, s) in enumerate(zip(begin, end, strides)):
@@ -601,9 +642,14 @@ def _slice_spec(begin: list[int], end: list[int], strides: list[int], attrs: dic
             spec.append(b)
         else:
             if s == 0:
-                fail("strides[{}] must be non-zero".format(i))
-            spec.append(slice(None if attrs["begin_mask"] & bit else b,
-                              None if attrs["end_mask"] & bit else e, s))
+                fail(f"strides[{i}] must be non-zero")
+            spec.append(
+                slice(
+                    None if attrs["begin_mask"] & bit else b,
+                    None if attrs["end_mask"] & bit else e,
+                    s,
+                )
+            )
     return tuple(spec)
 
 
@@ -619,7 +665,7 @@ def _apply_slice_to_dims(c: Any, dims: tuple, spec: tuple) -> TensorShape:
             out.append(1)
         elif s is Ellipsis:
             k = len(dims) - n_real
-            out.extend(dims[d:d + k])
+            out.extend(dims[d : d + k])
             d += k
         elif isinstance(s, slice):
             n = dims[d]
@@ -635,14 +681,16 @@ def _apply_slice_to_dims(c: Any, dims: tuple, spec: tuple) -> TensorShape:
     return TensorShape(out)
 
 
-def _strided_slice_shape(c: InferenceContext, x: TensorSpec, begin: TensorSpec,
-                         end: TensorSpec, strides: TensorSpec) -> TensorShape:
+def _strided_slice_shape(
+    c: InferenceContext, x: TensorSpec, begin: TensorSpec, end: TensorSpec, strides: TensorSpec
+) -> TensorShape:
     for s in (begin, end, strides):
         with_rank(s.shape, 1)
     if x.shape.rank is None or any(s.value is None for s in (begin, end, strides)):
         return unknown_shape()
-    spec = _slice_spec(begin.value.tolist(), end.value.tolist(), strides.value.tolist(),
-                       c.attrs, c.fail)
+    spec = _slice_spec(
+        begin.value.tolist(), end.value.tolist(), strides.value.tolist(), c.attrs, c.fail
+    )
     return _apply_slice_to_dims(c, x.shape.dims, spec)
 
 
@@ -650,13 +698,20 @@ STRIDED_SLICE = define_op(
     "StridedSlice",
     inputs=["input: T", "begin: Index", "end: Index", "strides: Index"],
     outputs=["output: T"],
-    attrs=["T: type", f"Index: {INDEX_TYPES}", "begin_mask: int = 0", "end_mask: int = 0",
-           "ellipsis_mask: int = 0", "new_axis_mask: int = 0", "shrink_axis_mask: int = 0"],
+    attrs=[
+        "T: type",
+        f"Index: {INDEX_TYPES}",
+        "begin_mask: int = 0",
+        "end_mask: int = 0",
+        "ellipsis_mask: int = 0",
+        "new_axis_mask: int = 0",
+        "shrink_axis_mask: int = 0",
+    ],
     shape_fn=_strided_slice_shape,
     host_inputs=["begin", "end", "strides"],
     aliases_input=True,
     doc="NumPy-style basic slicing (``x[1:, ..., None, -1]``) encoded as begin/end/strides "
-        "and bit masks, as TensorFlow's StridedSlice.",
+    "and bit masks, as TensorFlow's StridedSlice.",
 )
 
 
@@ -664,8 +719,10 @@ STRIDED_SLICE = define_op(
 def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
     b, e, s = (_host_int(ctx, v).tolist() for v in (begin, end, strides))
     if not len(b) == len(e) == len(s):
-        ctx.fail(f"Expected begin, end, and strides to be 1D equal size tensors, but got "
-                 f"shapes [{len(b)}], [{len(e)}], and [{len(s)}] instead.")
+        ctx.fail(
+            f"Expected begin, end, and strides to be 1D equal size tensors, but got "
+            f"shapes [{len(b)}], [{len(e)}], and [{len(s)}] instead."
+        )
     spec = _slice_spec(b, e, s, ctx.attrs, ctx.fail)
     _apply_slice_to_dims(ctx, x.shape, spec)  # bounds and rank checks
     out = x[spec]
@@ -716,15 +773,16 @@ register_operator("__getitem__", _getitem)
 # -- GatherV2 --------------------------------------------------------------------------
 
 
-def _gather_shape(c: InferenceContext, params: TensorSpec, indices: TensorSpec,
-                  axis: TensorSpec) -> TensorShape:
+def _gather_shape(
+    c: InferenceContext, params: TensorSpec, indices: TensorSpec, axis: TensorSpec
+) -> TensorShape:
     with_rank(axis.shape, 0)
     if params.shape.rank is None or indices.shape.rank is None or axis.value is None:
         return unknown_shape()
     with_rank_at_least(params.shape, 1)
     a = _axis_value(c, axis.value, params.shape.rank)
     dims = params.shape.dims
-    return TensorShape(dims[:a] + indices.shape.dims + dims[a + 1:])
+    return TensorShape(dims[:a] + indices.shape.dims + dims[a + 1 :])
 
 
 GATHER = define_op(
@@ -735,7 +793,7 @@ GATHER = define_op(
     shape_fn=_gather_shape,
     host_inputs=["axis"],
     doc="Gathers slices of ``params`` along ``axis`` at ``indices``; every index must be "
-        "in [0, params.shape[axis]).",
+    "in [0, params.shape[axis]).",
 )
 
 
@@ -766,7 +824,7 @@ def _gather_kernel(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> 
     if bad is not None:
         pos, value = bad
         ctx.fail(f"indices{multi_index(indices.shape, pos)} = {value} is not in [0, {limit})")
-    shape = params.shape[:a] + indices.shape + params.shape[a + 1:]
+    shape = params.shape[:a] + indices.shape + params.shape[a + 1 :]
     ctx.check_size(shape, params.dtype)
     return ctx.xp.take(params, indices, axis=a)
 
@@ -775,8 +833,13 @@ GatherV2 = Gather = make_wrapper_class(GATHER)
 _gather = make_builder(GATHER, "gather")
 
 
-def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | None = None,
-           axis: Any = None) -> Output:
+def gather(
+    params: Any,
+    indices: Any,
+    validate_indices: Any = None,
+    name: str | None = None,
+    axis: Any = None,
+) -> Output:
     """Gathers slices along ``axis`` (default 0), as ``tf.gather``.
 
     >>> import minigraph as mg
@@ -802,14 +865,16 @@ def _range_count(fail: Any, start: Any, limit: Any, delta: Any) -> int:
     return int(np.ceil(abs((limit - start) / delta)))
 
 
-def _range_shape(c: InferenceContext, start: TensorSpec, limit: TensorSpec,
-                 delta: TensorSpec) -> TensorShape:
+def _range_shape(
+    c: InferenceContext, start: TensorSpec, limit: TensorSpec, delta: TensorSpec
+) -> TensorShape:
     for s in (start, limit, delta):
         with_rank(s.shape, 0)
     if any(s.value is None for s in (start, limit, delta)):
         return unknown_shape(1)
-    return TensorShape([_range_count(c.fail, start.value.item(), limit.value.item(),
-                                     delta.value.item())])
+    return TensorShape(
+        [_range_count(c.fail, start.value.item(), limit.value.item(), delta.value.item())]
+    )
 
 
 RANGE = define_op(
@@ -836,16 +901,23 @@ Range = make_wrapper_class(RANGE)
 _range = make_builder(RANGE, "range")
 
 
-def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # noqa: A001
-          name: str = "range") -> Output:
+def range(
+    start: Any,
+    limit: Any = None,
+    delta: Any = 1,
+    dtype: Any = None,  # noqa: A001
+    name: str = "range",
+) -> Output:
     """``[start, start + delta, ...)`` below ``limit``; ``range(n)`` counts from 0, as tf.range."""
     if limit is None:
         start, limit = 0, start
     values = [start, limit, delta]
     if dtype is None:
         known = [as_output(v).dtype for v in values if as_output(v) is not None]
-        floats = any(isinstance(v, float) or (isinstance(v, np.ndarray | np.generic)
-                                              and v.dtype.kind == "f") for v in values)
+        floats = any(
+            isinstance(v, float) or (isinstance(v, np.ndarray | np.generic) and v.dtype.kind == "f")
+            for v in values
+        )
         dtype = known[0] if known else (dtypes.float32 if floats else dtypes.int32)
     dt = dtypes.as_dtype(dtype)
     values = [v if as_output(v) is not None else to_numpy(v, dt) for v in values]
@@ -883,7 +955,24 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Output:
 
 
 __all__ = [
-    "Const", "Placeholder", "Identity", "Shape", "Size", "Rank", "Reshape", "Fill", "ZerosLike",
-    "OnesLike", "ConcatV2", "Concat", "Pack", "Transpose", "StridedSlice", "GatherV2", "Gather",
-    "Range", "Cast", *BUILDERS,
+    "Const",
+    "Placeholder",
+    "Identity",
+    "Shape",
+    "Size",
+    "Rank",
+    "Reshape",
+    "Fill",
+    "ZerosLike",
+    "OnesLike",
+    "ConcatV2",
+    "Concat",
+    "Pack",
+    "Transpose",
+    "StridedSlice",
+    "GatherV2",
+    "Gather",
+    "Range",
+    "Cast",
+    *BUILDERS,
 ]

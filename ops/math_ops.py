@@ -22,8 +22,21 @@ from minigraph.shapes import TensorShape, broadcast
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
 BUILDERS = (
-    "add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "equal",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "negative",
+    "maximum",
+    "minimum",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
     "logical_not",
 )
 
@@ -42,17 +55,21 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 
 
 def _binary_kernel(ufunc_name: str, keeps_dtype: bool, quiet: bool) -> Any:
+    np_ufunc = getattr(np, ufunc_name)
+
     def kernel(ctx: KernelContext, x: Any, y: Any) -> Any:
         xp = ctx.xp
-        ufunc = getattr(xp, ufunc_name)
-        if x.shape == y.shape:
+        ufunc = np_ufunc if xp is np else getattr(xp, ufunc_name)
+        if x.shape == y.shape or not y.ndim:
             shape = x.shape
+        elif not x.ndim:
+            shape = y.shape
         else:
             try:
                 shape = np.broadcast_shapes(x.shape, y.shape)
             except ValueError:
-                ctx.fail(f"Incompatible shapes: {list(x.shape)} vs. {list(y.shape)}")
-            ctx.check_size(shape, x.dtype)
+                ctx.fail(f"Incompatible shapes: {TensorShape(x.shape)} vs. {TensorShape(y.shape)}")
+            ctx.check_size(shape, x.dtype)  # both sides broadcast: the output can be huge
         out = ctx.forwarded((x, y), shape, x.dtype) if keeps_dtype and ctx.forwardable else None
         if quiet and xp is np:
             with np.errstate(all="ignore"):
@@ -75,8 +92,15 @@ def _unary_kernel(ufunc_name: str, keeps_dtype: bool) -> Any:
 
 
 def elementwise(
-    op_type: str, ufunc: str, types: str, *, builder: str, binary: bool = True,
-    out_type: str | None = None, quiet: bool = False, doc: str = "",
+    op_type: str,
+    ufunc: str,
+    types: str,
+    *,
+    builder: str,
+    binary: bool = True,
+    out_type: str | None = None,
+    quiet: bool = False,
+    doc: str = "",
 ) -> tuple[Any, type]:
     """Declare, register and generate one elementwise op; returns (builder, class)."""
     ins = ["x: T", "y: T"] if binary else ["x: T"]
@@ -95,45 +119,101 @@ def elementwise(
 
 
 add, Add = elementwise("Add", "add", _NUMBER, builder="add", doc="x + y, with broadcasting.")
-subtract, Sub = elementwise("Sub", "subtract", _NUMBER, builder="subtract",
-                            doc="x - y, with broadcasting.")
-multiply, Mul = elementwise("Mul", "multiply", _NUMBER, builder="multiply",
-                            doc="x * y, with broadcasting.")
-_real_div, RealDiv = elementwise("RealDiv", "true_divide", _INEXACT, builder="real_div",
-                                 quiet=True, doc="x / y for floating and complex types.")
-negative, Neg = elementwise("Neg", "negative", _NUMBER, builder="negative", binary=False,
-                            doc="-x, elementwise.")
-maximum, Maximum = elementwise("Maximum", "maximum", _REAL, builder="maximum",
-                               doc="The larger of x and y, elementwise (NaN propagates).")
-minimum, Minimum = elementwise("Minimum", "minimum", _REAL, builder="minimum",
-                               doc="The smaller of x and y, elementwise (NaN propagates).")
-equal, Equal = elementwise("Equal", "equal", _ALL, builder="equal", out_type="bool",
-                           doc="x == y, elementwise, as a bool tensor.")
-not_equal, NotEqual = elementwise("NotEqual", "not_equal", _ALL, builder="not_equal",
-                                  out_type="bool", doc="x != y, elementwise, as a bool tensor.")
-less, Less = elementwise("Less", "less", _REAL, builder="less", out_type="bool",
-                         doc="x < y, elementwise.")
-less_equal, LessEqual = elementwise("LessEqual", "less_equal", _REAL, builder="less_equal",
-                                    out_type="bool", doc="x <= y, elementwise.")
-greater, Greater = elementwise("Greater", "greater", _REAL, builder="greater",
-                               out_type="bool", doc="x > y, elementwise.")
-greater_equal, GreaterEqual = elementwise("GreaterEqual", "greater_equal", _REAL,
-                                          builder="greater_equal", out_type="bool",
-                                          doc="x >= y, elementwise.")
-logical_and, LogicalAnd = elementwise("LogicalAnd", "logical_and", "{bool}",
-                                      builder="logical_and", doc="x AND y, elementwise.")
-logical_or, LogicalOr = elementwise("LogicalOr", "logical_or", "{bool}", builder="logical_or",
-                                    doc="x OR y, elementwise.")
-logical_not, LogicalNot = elementwise("LogicalNot", "logical_not", "{bool}",
-                                      builder="logical_not", binary=False,
-                                      doc="NOT x, elementwise.")
+subtract, Sub = elementwise(
+    "Sub", "subtract", _NUMBER, builder="subtract", doc="x - y, with broadcasting."
+)
+multiply, Mul = elementwise(
+    "Mul", "multiply", _NUMBER, builder="multiply", doc="x * y, with broadcasting."
+)
+_real_div, RealDiv = elementwise(
+    "RealDiv",
+    "true_divide",
+    _INEXACT,
+    builder="real_div",
+    quiet=True,
+    doc="x / y for floating and complex types.",
+)
+negative, Neg = elementwise(
+    "Neg", "negative", _NUMBER, builder="negative", binary=False, doc="-x, elementwise."
+)
+maximum, Maximum = elementwise(
+    "Maximum",
+    "maximum",
+    _REAL,
+    builder="maximum",
+    doc="The larger of x and y, elementwise (NaN propagates).",
+)
+minimum, Minimum = elementwise(
+    "Minimum",
+    "minimum",
+    _REAL,
+    builder="minimum",
+    doc="The smaller of x and y, elementwise (NaN propagates).",
+)
+equal, Equal = elementwise(
+    "Equal",
+    "equal",
+    _ALL,
+    builder="equal",
+    out_type="bool",
+    doc="x == y, elementwise, as a bool tensor.",
+)
+not_equal, NotEqual = elementwise(
+    "NotEqual",
+    "not_equal",
+    _ALL,
+    builder="not_equal",
+    out_type="bool",
+    doc="x != y, elementwise, as a bool tensor.",
+)
+less, Less = elementwise(
+    "Less", "less", _REAL, builder="less", out_type="bool", doc="x < y, elementwise."
+)
+less_equal, LessEqual = elementwise(
+    "LessEqual",
+    "less_equal",
+    _REAL,
+    builder="less_equal",
+    out_type="bool",
+    doc="x <= y, elementwise.",
+)
+greater, Greater = elementwise(
+    "Greater", "greater", _REAL, builder="greater", out_type="bool", doc="x > y, elementwise."
+)
+greater_equal, GreaterEqual = elementwise(
+    "GreaterEqual",
+    "greater_equal",
+    _REAL,
+    builder="greater_equal",
+    out_type="bool",
+    doc="x >= y, elementwise.",
+)
+logical_and, LogicalAnd = elementwise(
+    "LogicalAnd", "logical_and", "{bool}", builder="logical_and", doc="x AND y, elementwise."
+)
+logical_or, LogicalOr = elementwise(
+    "LogicalOr", "logical_or", "{bool}", builder="logical_or", doc="x OR y, elementwise."
+)
+logical_not, LogicalNot = elementwise(
+    "LogicalNot",
+    "logical_not",
+    "{bool}",
+    builder="logical_not",
+    binary=False,
+    doc="NOT x, elementwise.",
+)
 
 
 # tf.math.truediv: integers are divided as floats (int8/16 -> float32, wider -> float64).
 _TRUEDIV_FLOAT = {
-    dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32, dtypes.uint8: dtypes.float32,
-    dtypes.uint16: dtypes.float32, dtypes.int32: dtypes.float64, dtypes.int64: dtypes.float64,
-    dtypes.uint32: dtypes.float64, dtypes.uint64: dtypes.float64,
+    dtypes.int8: dtypes.float32,
+    dtypes.int16: dtypes.float32,
+    dtypes.uint8: dtypes.float32,
+    dtypes.uint16: dtypes.float32,
+    dtypes.int32: dtypes.float64,
+    dtypes.int64: dtypes.float64,
+    dtypes.uint32: dtypes.float64,
+    dtypes.uint64: dtypes.float64,
 }
 
 
@@ -165,20 +245,46 @@ def _reflected(fn: Any) -> Any:
 
 
 for _method, _fn in [
-    ("__add__", add), ("__sub__", subtract), ("__mul__", multiply), ("__truediv__", divide),
-    ("__lt__", less), ("__le__", less_equal), ("__gt__", greater), ("__ge__", greater_equal),
-    ("__and__", logical_and), ("__or__", logical_or),
+    ("__add__", add),
+    ("__sub__", subtract),
+    ("__mul__", multiply),
+    ("__truediv__", divide),
+    ("__lt__", less),
+    ("__le__", less_equal),
+    ("__gt__", greater),
+    ("__ge__", greater_equal),
+    ("__and__", logical_and),
+    ("__or__", logical_or),
 ]:
     register_operator(_method, _fn)
-for _method, _fn in [("__radd__", add), ("__rsub__", subtract), ("__rmul__", multiply),
-                     ("__rtruediv__", divide), ("__rand__", logical_and),
-                     ("__ror__", logical_or)]:
+for _method, _fn in [
+    ("__radd__", add),
+    ("__rsub__", subtract),
+    ("__rmul__", multiply),
+    ("__rtruediv__", divide),
+    ("__rand__", logical_and),
+    ("__ror__", logical_or),
+]:
     register_operator(_method, _reflected(_fn))
 register_operator("__neg__", negative)
 register_operator("__invert__", logical_not)
 
 __all__ = [
-    "Add", "Sub", "Mul", "RealDiv", "Neg", "Maximum", "Minimum", "Equal", "NotEqual", "Less",
-    "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+    "Add",
+    "Sub",
+    "Mul",
+    "RealDiv",
+    "Neg",
+    "Maximum",
+    "Minimum",
+    "Equal",
+    "NotEqual",
+    "Less",
+    "LessEqual",
+    "Greater",
+    "GreaterEqual",
+    "LogicalAnd",
+    "LogicalOr",
+    "LogicalNot",
     *BUILDERS,
 ]

@@ -1,0 +1,332 @@
+"""Sessions: fetches, feeds, pruning, plan cache, memory, threads, errors, devices."""
+
+import collections
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import errors
+
+
+@pytest.fixture
+def graph():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 2], name="x")
+        y = mg.multiply(x, 2.0, name="y")
+        z = mg.add(y, 1.0, name="z")
+    return g, x, y, z
+
+
+def test_fetch_structures(graph):
+    g, x, y, z = graph
+    feed = {x: np.array([[1, 2]], np.float32)}
+    with mg.Session(g) as sess:
+        assert sess.run(z, feed).tolist() == [[3, 5]]
+        a, (b,), d = sess.run([y, (z,), {"k": "z:0"}], feed)
+        assert a.tolist() == [[2, 4]] and b.tolist() == [[3, 5]] and d["k"].tolist() == [[3, 5]]
+        Pair = collections.namedtuple("Pair", "first second")
+        p = sess.run(Pair(y, z), feed)
+        assert isinstance(p, Pair) and p.second.tolist() == [[3, 5]]
+        assert sess.run(z.op, feed) is None
+        assert sess.run("z", feed) is None
+        assert sess.run([z, z], feed)[1].tolist() == [[3, 5]]
+
+
+def test_feeds_by_output_and_by_name(graph):
+    g, x, y, z = graph
+    with mg.Session(g) as sess:
+        by_name = sess.run(z, {"x:0": [[0.5, 1.0]]})
+        by_output = sess.run(z, {x: [[0.5, 1.0]]})
+        np.testing.assert_array_equal(by_name, by_output)
+        assert by_name.dtype == np.float32
+        # Feeding an intermediate cuts the graph there.
+        assert sess.run(z, {y: [[10.0, 20.0]]}).tolist() == [[11, 21]]
+
+
+def test_feed_checks_name_the_placeholder(graph):
+    g, x, y, z = graph
+    with mg.Session(g) as sess:
+        with pytest.raises(errors.InvalidArgumentError, match="Cannot feed value of shape") as e:
+            sess.run(z, {x: np.zeros((2, 3), np.float32)})
+        assert e.value.node_name == "x" and "'x'" in str(e.value)
+        with pytest.raises(errors.InvalidArgumentError, match="dtype complex128") as e:
+            sess.run(z, {x: np.zeros((1, 2), np.complex128)})
+        assert "'x'" in str(e.value)
+        with pytest.raises(
+            errors.InvalidArgumentError,
+            match="must feed a value for placeholder"
+            r" tensor 'x' with dtype float32 and shape \[\?,2\]",
+        ) as e:
+            sess.run(z)
+        assert e.value.node_name == "x"
+        with pytest.raises(errors.NotFoundError):
+            sess.run(z, {"nope:0": 1})
+
+
+def test_pruning_never_runs_unneeded_nodes():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.int32, shape=[3], name="x")
+        good = x + 1
+        # This branch would fail at run time: index 5 is out of range for 3 elements.
+        bad = mg.gather(x, x[0] + 5)
+    with mg.Session(g) as sess:
+        assert sess.run(good, {x: [1, 2, 3]}).tolist() == [2, 3, 4]
+        with pytest.raises(errors.InvalidArgumentError, match="is not in \\[0, 3\\)") as e:
+            sess.run(bad, {x: [1, 2, 3]})
+        assert e.value.node_name == bad.op.name
+
+
+def test_unfed_placeholder_in_pruned_branch_is_fine():
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float32, name="a")
+        b = mg.constant(2.0) * 3.0
+        _ = a + b
+    assert mg.Session(g).run(b) == 6.0
+
+
+def test_plan_cache_reuse(graph):
+    g, x, y, z = graph
+    sess = mg.Session(g)
+    sess.run(z, {x: [[1, 2]]})
+    sess.run(z, {x: [[3, 4]]})
+    sess.run([z], {"x:0": [[3, 4]]})
+    assert len(sess._plans) == 1
+    sess.run(y, {x: [[3, 4]]})
+    assert len(sess._plans) == 2
+    plan = next(iter(sess._plans.values()))
+    assert [s.op_type for s in plan.steps] == ["Const", "Mul", "Const", "Add"]
+
+
+def test_no_mutation_of_feeds_or_constants():
+    g = mg.Graph()
+    base = np.arange(4, dtype=np.float32)
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[4], name="x")
+        c = mg.constant(base)
+        y = ((x + 1.0) * 2.0) - c  # intermediates may be reused in place
+        i = mg.identity(x)
+    feed = np.ones(4, np.float32)
+    before, base_before = feed.copy(), base.copy()
+    with mg.Session(g) as sess:
+        for _ in range(2):
+            out, same, const = sess.run([y, i, c], {x: feed})
+            np.testing.assert_array_equal(out, (before + 1) * 2 - base_before)
+        same[:] = 99  # the caller owns what run returns
+        const[:] = 99
+        np.testing.assert_array_equal(sess.run(c), base_before)
+    np.testing.assert_array_equal(feed, before)
+    base[:] = -1  # the graph keeps its own copy of a constant
+    np.testing.assert_array_equal(mg.Session(g).run(c), base_before)
+
+
+def test_elementwise_chain_reuses_buffers():
+    g = mg.Graph()
+    n = 1 << 20  # 4 MB of float32
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[n], name="x")
+        y = x
+        for _ in range(30):
+            y = y + 1.0
+    feed = np.zeros(n, np.float32)
+    with mg.Session(g) as sess:
+        sess.run(y, {x: feed})
+        tracemalloc.start()
+        out = sess.run(y, {x: feed})
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert out[0] == 30.0
+    assert peak < 2.5 * feed.nbytes  # one or two live buffers, not thirty
+
+
+def test_control_dependencies_are_honoured():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.int32, shape=[], name="x")
+        check = mg.gather([1, 2, 3], x)  # fails for x >= 3
+        with mg.control_dependencies([check]):
+            out = mg.constant(7)
+    with mg.Session(g) as sess:
+        assert sess.run(out, {x: 1}) == 7
+        with pytest.raises(errors.InvalidArgumentError, match="is not in \\[0, 3\\)"):
+            sess.run(out, {x: 5})
+
+
+def test_concurrent_runs_on_one_session():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, shape=[None], name="x")
+        y = mg.reshape(x * 3.0 + 1.0, [-1, 1])
+        z = mg.concat([y, y * 2.0], axis=1)
+    sess = mg.Session(g)
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(50):
+            v = rng.standard_normal(rng.integers(1, 200))
+            out = sess.run(z, {x: v})
+            expected = np.stack([v * 3 + 1, (v * 3 + 1) * 2], axis=1)
+            if not np.array_equal(out, expected):
+                failures.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_gpu_request_without_gpu_is_unavailable():
+    from minigraph.devices import gpu_unavailable_reason
+
+    if gpu_unavailable_reason() is None:
+        pytest.skip("a GPU is present")
+    g = mg.Graph()
+    with g.as_default():
+        with mg.device("/gpu:0"):
+            y = mg.constant(1.0, name="on_gpu") + 1.0
+    with pytest.raises(errors.UnavailableError, match="on_gpu") as e:
+        mg.Session(g).run(y)
+    assert "GPU" in str(e.value)
+    g2 = mg.Graph()
+    with g2.as_default():
+        c = mg.constant(1.0, name="plain")
+    with pytest.raises(errors.UnavailableError, match="plain"):
+        mg.Session(g2, device="/gpu:0").run(c)
+
+
+def test_device_strings():
+    from minigraph.devices import parse_device
+
+    full = parse_device("/job:localhost/replica:0/task:0/device:CPU:0")
+    assert (full.job, full.replica, full.task, full.device_type, full.device_index) == (
+        "localhost",
+        0,
+        0,
+        "CPU",
+        0,
+    )
+    assert parse_device("/gpu:1").to_string() == "/device:GPU:1"
+    assert parse_device("GPU:0").device_type == "GPU"
+    assert parse_device("/job:worker/task:1/device:CPU:0").task == 1
+    with pytest.raises(errors.InvalidArgumentError, match="Invalid device"):
+        parse_device("/tpu:0")
+    g = mg.Graph()
+    with g.as_default(), mg.device("/job:worker/task:1"):
+        y = mg.constant(1.0, name="remote")
+    with pytest.raises(errors.UnavailableError, match="remote"):
+        mg.Session(g).run(y)
+
+
+def test_session_places_nodes_on_cpu():
+    g = mg.Graph()
+    with g.as_default(), mg.device("/cpu:0"):
+        y = mg.constant(1.0) + 1.0
+    mg.Session(g).run(y)
+    assert y.node.assigned_device == "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def test_closed_session():
+    g = mg.Graph()
+    with g.as_default():
+        c = mg.constant(1)
+    sess = mg.Session(g)
+    sess.close()
+    with pytest.raises(errors.FailedPreconditionError):
+        sess.run(c)
+
+
+def test_fetch_from_other_graph_and_bad_fetch():
+    g1, g2 = mg.Graph(), mg.Graph()
+    with g1.as_default():
+        a = mg.constant(1)
+    with g2.as_default():
+        mg.constant(1)
+    with pytest.raises(errors.InvalidArgumentError, match="not an element"):
+        mg.Session(g2).run(a)
+    with pytest.raises(TypeError, match="invalid type"):
+        mg.Session(g1).run(3.5)
+
+
+def test_trace_options_collect_timings(graph):
+    g, x, y, z = graph
+    meta = mg.RunMetadata()
+    mg.Session(g).run(z, {x: [[1, 2]]}, options=mg.RunOptions(trace=True), run_metadata=meta)
+    assert [t[0] for t in meta.step_timings] == ["y/y", "y", "z/y", "z"]
+    assert all(t[4] >= 0 for t in meta.step_timings)
+
+
+def test_debug_prints_one_line_per_node(graph, capsys):
+    g, x, y, z = graph
+    mg.config.set_debug(True)
+    try:
+        mg.Session(g).run(z, {x: [[1, 2]]})
+    finally:
+        mg.config.set_debug(False)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("[minigraph]")]
+    assert len(lines) == 4 and "Mul" in lines[1] and "CPU:0" in lines[1]
+
+
+def test_kernel_exceptions_are_wrapped():
+    from minigraph.registry import define_op, register_kernel
+
+    define_op(
+        "_TestBroken",
+        inputs=["x: T"],
+        outputs=["y: T"],
+        attrs=["T: type"],
+        shape_fn=lambda c, x: x.shape,
+    )
+
+    @register_kernel("_TestBroken", "CPU")
+    def _broken(ctx, x):
+        return x[10]
+
+    from minigraph.wrappers import apply_op
+
+    g = mg.Graph()
+    with g.as_default():
+        y = apply_op("_TestBroken", None, [mg.placeholder(mg.float32, name="p")], {}).output(0)
+    with pytest.raises(errors.InternalError, match="IndexError") as e:
+        mg.Session(g).run(y, {"p:0": 1.0})
+    assert e.value.node_name == "_TestBroken"
+
+
+def test_outputs_are_checked_against_inference():
+    from minigraph.registry import define_op, register_kernel
+    from minigraph.wrappers import apply_op
+
+    define_op(
+        "_TestLies",
+        inputs=["x: T"],
+        outputs=["y: T"],
+        attrs=["T: type"],
+        shape_fn=lambda c, x: x.shape,
+    )
+
+    @register_kernel("_TestLies", "CPU")
+    def _lies(ctx, x):
+        return x.reshape(-1)
+
+    g = mg.Graph()
+    with g.as_default():
+        y = apply_op("_TestLies", None, [mg.placeholder(mg.float32, [2, 2], name="p")], {})
+    with pytest.raises(errors.InternalError, match="shape"):
+        mg.Session(g).run(y.output(0), {"p:0": np.zeros((2, 2))})
+
+
+def test_huge_output_is_resource_exhausted_before_allocation():
+    g = mg.Graph()
+    with g.as_default():
+        d = mg.placeholder(mg.int64, shape=[2], name="d")
+        f = mg.fill(d, 1.0)
+    with pytest.raises(errors.ResourceExhaustedError, match="OOM when allocating") as e:
+        mg.Session(g).run(f, {d: [2**40, 2**40]})
+    assert e.value.node_name == f.op.name
