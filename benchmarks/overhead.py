@@ -50,7 +50,7 @@ def chain_overhead(repeat: int) -> dict[int, tuple[float, float]]:
         a = np.zeros(4, np.float32)
         c = np.float32(1.0)
 
-        def numpy_chain(k=k):
+        def numpy_chain(k=k, a=a, c=c):
             v = a
             for _ in range(k):
                 v = np.add(v, c)

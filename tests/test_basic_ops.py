@@ -21,7 +21,7 @@ def run(build, *arrays):
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4)
 B = np.linspace(-1, 1, 4).astype(np.float32)
-I = np.array([[3, -2], [5, 7]], np.int32)
+IDX = np.array([[3, -2], [5, 7]], np.int32)
 BOOL = np.array([True, False, True, False])
 BOOL2 = np.array([True, True, False, False])
 
@@ -42,14 +42,14 @@ BOOL2 = np.array([True, True, False, False])
         (lambda a, b: a <= b, (A, B), A <= B),
         (lambda a, b: a > b, (A, B), A > B),
         (lambda a, b: a >= b, (A, B), A >= B),
-        (lambda a, b: mg.equal(a, b), (I, I.T), I == I.T),
-        (lambda a, b: mg.not_equal(a, b), (I, I.T), I != I.T),
+        (lambda a, b: mg.equal(a, b), (IDX, IDX.T), IDX == IDX.T),
+        (lambda a, b: mg.not_equal(a, b), (IDX, IDX.T), IDX != IDX.T),
         (lambda a, b: a & b, (BOOL, BOOL2), BOOL & BOOL2),
         (lambda a, b: a | b, (BOOL, BOOL2), BOOL | BOOL2),
         (lambda a: ~a, (BOOL,), ~BOOL),
-        (lambda a, b: mg.divide(a, b), (I, I.T), I / I.T),
+        (lambda a, b: mg.divide(a, b), (IDX, IDX.T), IDX / IDX.T),
         (lambda a: mg.cast(a, mg.int32), (B * 3,), (B * 3).astype(np.int32)),
-        (lambda a: mg.cast(a, mg.bool), (I,), I.astype(bool)),
+        (lambda a: mg.cast(a, mg.bool), (IDX,), IDX.astype(bool)),
         (lambda a: mg.identity(a), (A,), A),
         (lambda a: mg.shape(a), (A,), np.array([3, 4], np.int32)),
         (lambda a: mg.shape(a, out_type=mg.int64), (A,), np.array([3, 4], np.int64)),

@@ -31,9 +31,9 @@ def test_name_scopes_nest_and_uniquify():
         with mg.name_scope("outer"):
             b = mg.constant(1.0, name="a")
         c = mg.add(a, b)
+    assert c.op.name == "Add"
     assert a.name == "outer/inner/a:0"
     assert b.name == "outer_1/a:0"
-    assert c.op.name == "Add"
 
 
 def test_auto_constants_are_named_under_the_op():
@@ -50,7 +50,7 @@ def test_node_operation_output_accessors():
     with g.as_default():
         a = mg.constant([[1, 2]], name="a")
         b = mg.identity(a, name="b")
-        c = mg.add(a, a, name="c")
+        mg.add(a, a, name="c")
     node = b.node
     assert node.name == "b" and node.type_string == "Identity"
     assert node.attrs["T"] == mg.int32
