@@ -81,7 +81,7 @@ CONST = define_op(
 )
 
 
-@register_kernel("Const", "CPU", "GPU")
+@register_kernel("Const", "CPU")
 def _const_kernel(ctx: KernelContext) -> Any:
     value = ctx.attrs["value"]
     return value if ctx.xp is np else ctx.xp.asarray(value)
@@ -144,7 +144,7 @@ PLACEHOLDER = define_op(
 )
 
 
-@register_kernel("Placeholder", "CPU", "GPU")
+@register_kernel("Placeholder", "CPU")
 def _placeholder_kernel(ctx: KernelContext) -> Any:
     ctx.fail(f"You must feed a value for placeholder tensor '{ctx.node_name}'")
 
@@ -183,7 +183,7 @@ IDENTITY = define_op(
 )
 
 
-@register_kernel("Identity", "CPU", "GPU")
+@register_kernel("Identity", "CPU")
 def _identity_kernel(ctx: KernelContext, x: Any) -> Any:
     return x
 
@@ -211,7 +211,7 @@ SHAPE = define_op(
 )
 
 
-@register_kernel("Shape", "CPU", "GPU")
+@register_kernel("Shape", "CPU")
 def _shape_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.shape, ctx.attrs["out_type"].np)
 
@@ -235,7 +235,7 @@ SIZE = define_op(
 )
 
 
-@register_kernel("Size", "CPU", "GPU")
+@register_kernel("Size", "CPU")
 def _size_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.size, ctx.attrs["out_type"].np)
 
@@ -258,7 +258,7 @@ RANK = define_op(
 )
 
 
-@register_kernel("Rank", "CPU", "GPU")
+@register_kernel("Rank", "CPU")
 def _rank_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.ndim, np.int32)
 
@@ -315,7 +315,7 @@ RESHAPE = define_op(
 )
 
 
-@register_kernel("Reshape", "CPU", "GPU")
+@register_kernel("Reshape", "CPU")
 def _reshape_kernel(ctx: KernelContext, x: Any, shape: Any) -> Any:
     shape = _host_int(ctx, shape)
     if shape.ndim != 1:
@@ -354,7 +354,7 @@ FILL = define_op(
 )
 
 
-@register_kernel("Fill", "CPU", "GPU")
+@register_kernel("Fill", "CPU")
 def _fill_kernel(ctx: KernelContext, dims: Any, value: Any) -> Any:
     dims = _host_int(ctx, dims)
     if dims.ndim != 1:
@@ -407,8 +407,8 @@ ONES_LIKE = define_op(
     shape_fn=_same_shape,
     doc="A tensor of ones with the shape and dtype of ``x``.",
 )
-register_kernel("ZerosLike", "CPU", "GPU")(_like_kernel(0))
-register_kernel("OnesLike", "CPU", "GPU")(_like_kernel(1))
+register_kernel("ZerosLike", "CPU")(_like_kernel(0))
+register_kernel("OnesLike", "CPU")(_like_kernel(1))
 ZerosLike = make_wrapper_class(ZEROS_LIKE)
 OnesLike = make_wrapper_class(ONES_LIKE)
 
@@ -473,7 +473,7 @@ CONCAT = define_op(
 )
 
 
-@register_kernel("ConcatV2", "CPU", "GPU")
+@register_kernel("ConcatV2", "CPU")
 def _concat_kernel(ctx: KernelContext, values: list[Any], axis: Any) -> Any:
     rank = values[0].ndim
     if rank == 0:
@@ -541,7 +541,7 @@ PACK = define_op(
 )
 
 
-@register_kernel("Pack", "CPU", "GPU")
+@register_kernel("Pack", "CPU")
 def _pack_kernel(ctx: KernelContext, values: list[Any]) -> Any:
     first = values[0].shape
     for i, v in enumerate(values):
@@ -595,7 +595,7 @@ TRANSPOSE = define_op(
 )
 
 
-@register_kernel("Transpose", "CPU", "GPU")
+@register_kernel("Transpose", "CPU")
 def _transpose_kernel(ctx: KernelContext, x: Any, perm: Any) -> Any:
     p = _host_int(ctx, perm).tolist()
     if len(p) != x.ndim:
@@ -715,7 +715,7 @@ STRIDED_SLICE = define_op(
 )
 
 
-@register_kernel("StridedSlice", "CPU", "GPU")
+@register_kernel("StridedSlice", "CPU")
 def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
     b, e, s = (_host_int(ctx, v).tolist() for v in (begin, end, strides))
     if not len(b) == len(e) == len(s):
@@ -814,7 +814,7 @@ def multi_index(shape: tuple[int, ...], flat_pos: int) -> str:
     return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat_pos, shape)) + "]"
 
 
-@register_kernel("GatherV2", "CPU", "GPU")
+@register_kernel("GatherV2", "CPU")
 def _gather_kernel(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> Any:
     if params.ndim == 0:
         ctx.fail("params must be at least 1 dimensional")
@@ -888,7 +888,7 @@ RANGE = define_op(
 )
 
 
-@register_kernel("Range", "CPU", "GPU")
+@register_kernel("Range", "CPU")
 def _range_kernel(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any:
     s, lim, d = (_host_int(ctx, v).item() for v in (start, limit, delta))
     n = _range_count(ctx.fail, s, lim, d)
@@ -937,7 +937,7 @@ CAST = define_op(
 )
 
 
-@register_kernel("Cast", "CPU", "GPU")
+@register_kernel("Cast", "CPU")
 def _cast_kernel(ctx: KernelContext, x: Any) -> Any:
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(ctx.attrs["DstT"].np)

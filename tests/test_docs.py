@@ -1,0 +1,24 @@
+"""The op reference in docs/ops/ matches what the declarations generate."""
+
+from pathlib import Path
+
+from minigraph import docgen
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "ops"
+
+
+def test_op_reference_is_up_to_date():
+    expected = docgen.pages()
+    actual = {p.name: p.read_text() for p in DOCS.glob("*.md")}
+    stale = sorted(n for n in expected.keys() | actual.keys() if expected.get(n) != actual.get(n))
+    assert not stale, f"docs/ops is out of date for {stale}: run `python -m minigraph.docgen`"
+
+
+def test_every_public_op_has_a_page_with_its_signature():
+    pages = docgen.pages()
+    import minigraph as mg
+
+    for name, op_def in mg.registered_ops().items():
+        if name.startswith("_"):
+            continue
+        assert op_def.signature() in pages[f"{name}.md"]
