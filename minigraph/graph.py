@@ -402,6 +402,19 @@ class Graph:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
+    def to_json(self, indent: int | None = 1) -> str:
+        """The graph as a GraphDef-like JSON document (see minigraph.graph_io)."""
+        from .graph_io import to_json
+
+        return to_json(self, indent)
+
+    @staticmethod
+    def from_json(text: str | bytes) -> Graph:
+        """Rebuild a graph from ``to_json`` output; never executes code from the file."""
+        from .graph_io import from_json
+
+        return from_json(text)
+
     def as_default(self) -> Any:
         """Context manager: builders inside it add nodes to this graph."""
         from .scope import Scope, default_scope

@@ -139,7 +139,8 @@ def _prune(
             continue
         needed[node.name] = node
         stack.extend(x.node for x in node.inputs if x not in fed)
-        stack.extend(node.control_inputs)
+        # A control input whose outputs are all fed counts as done, as in TensorFlow.
+        stack.extend(c for c in node.control_inputs if not _all_fed(c, fed))
     order = sorted(needed.values(), key=lambda n: n.id)
     for node in order:
         if node.type_string == "Placeholder":
@@ -151,6 +152,12 @@ def _prune(
                 node.type_string,
             )
     return order
+
+
+def _all_fed(node: Node, fed: set[Output]) -> bool:
+    return node.num_outputs > 0 and all(
+        Output(_op(node), i) in fed for i in range(node.num_outputs)
+    )
 
 
 def _place(node: Node, session_device: DeviceSpec, allow_soft_placement: bool) -> str:

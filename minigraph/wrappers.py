@@ -148,8 +148,8 @@ def apply_op(
         )
     attrs = dict(attrs)
     sub = Scope(scope.graph, name, None, scope.device_spec, scope.control_deps)
-    converted = _convert_inputs(op_def, name, sub, inputs, attrs)
-    node = _make(scope, op_def, name, converted, _check_attrs(op_def, name, attrs), reserved=True)
+    converted = convert_inputs(op_def, name, sub, inputs, attrs)
+    node = _make(scope, op_def, name, converted, check_attrs(op_def, name, attrs), reserved=True)
     return Operation(node)
 
 
@@ -184,7 +184,7 @@ def _make(
     )
 
 
-def _convert_inputs(
+def convert_inputs(
     op_def: OpDef, name: str, sub: Scope, inputs: Sequence[Any], attrs: dict[str, Any]
 ) -> list[Any]:
     """Convert each input, setting list lengths and type attrs from what is known."""
@@ -265,7 +265,7 @@ def _list_arg_with(op_def: OpDef, number_attr: str | None) -> Any:
     return next(a for a in op_def.inputs if a.number_attr == number_attr)
 
 
-def _check_attrs(op_def: OpDef, name: str, attrs: dict[str, Any]) -> dict[str, Any]:
+def check_attrs(op_def: OpDef, name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """Validate attrs against the declaration, fill defaults, normalise values."""
     known = {a.name: a for a in op_def.attrs}
     for key in attrs:

@@ -1,0 +1,242 @@
+"""Graph files: a GraphDef-like JSON document, exact on round trip, safe to load.
+
+    {"format": "minigraph.graph", "version": 1,
+     "nodes": [{"name": "x", "op": "Placeholder", "inputs": [], "device": "",
+                "attrs": {"dtype": {"type": "float32"}, "shape": {"shape": [null, 4]}}},
+               {"name": "y", "op": "Add", "inputs": ["x:0", "c:0", "^init"], ...}]}
+
+Inputs are ``"node:index"`` (data) or ``"^node"`` (control). Attrs are tagged by kind;
+tensors (Const values) are ``{"dtype", "shape", "base64"}`` of their little-endian bytes,
+so every value round-trips bit for bit. Loading never unpickles or evaluates anything: each
+node is rebuilt through the same checks as a builder call (op registered, inputs defined
+earlier, dtypes and attrs valid for the op, shapes inferred), and anything malformed is an
+InvalidArgumentError (NotFoundError for an unknown op) saying which node and why.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, errors
+from .graph import Graph, Node, Output
+from .op_def import AttrDef, OpDef
+from .registry import lookup_op
+from .scope import Scope
+from .shapes import TensorShape
+
+__all__ = ["graph_to_dict", "graph_from_dict", "to_json", "from_json"]
+
+FORMAT = "minigraph.graph"
+VERSION = 1
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def _tensor_to_json(value: np.ndarray) -> dict[str, Any]:
+    arr = np.asarray(value)
+    little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)  # tobytes() is C order
+    return {
+        "dtype": dtypes.as_dtype(arr.dtype).name,
+        "shape": list(arr.shape),
+        "base64": base64.b64encode(little.tobytes()).decode("ascii"),
+    }
+
+
+def _attr_to_json(a: AttrDef, value: Any) -> dict[str, Any]:
+    if a.kind == "type":
+        return {"type": value.name}
+    if a.kind == "tensor":
+        return {"tensor": _tensor_to_json(value)}
+    if a.kind == "shape":
+        shape = value if isinstance(value, TensorShape) else TensorShape(value)
+        return {"shape": None if shape.dims is None else list(shape.dims)}
+    if a.kind == "float":
+        return {"float": value if math.isfinite(value) else repr(value)}
+    if a.kind == "list(int)":
+        return {"list(int)": list(value)}
+    return {a.kind: value}
+
+
+def graph_to_dict(graph: Graph) -> dict[str, Any]:
+    nodes = []
+    for node in graph.nodes():
+        attrs = {a.name: _attr_to_json(a, node.attrs[a.name]) for a in node.op_def.attrs}
+        inputs = [x.name for x in node.inputs] + [f"^{c.name}" for c in node.control_inputs]
+        nodes.append(
+            {
+                "name": node.name,
+                "op": node.type_string,
+                "inputs": inputs,
+                "device": node.requested_device,
+                "attrs": attrs,
+            }
+        )
+    return {"format": FORMAT, "version": VERSION, "nodes": nodes}
+
+
+def to_json(graph: Graph, indent: int | None = 1) -> str:
+    return json.dumps(graph_to_dict(graph), indent=indent, allow_nan=False)
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+class _Fail:
+    def __init__(self, where: str, node: str = "", op: str = "") -> None:
+        self.where, self.node, self.op = where, node, op
+
+    def __call__(self, msg: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> Any:
+        raise error(f"graph file: {self.where}: {msg}", self.node, self.op)
+
+
+def _expect(fail: _Fail, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        fail(f"{what} must be {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+    return value
+
+
+def _tensor_from_json(fail: _Fail, obj: Any) -> np.ndarray:
+    _expect(fail, obj, dict, "a tensor")
+    try:
+        dt = dtypes.as_dtype(_expect(fail, obj.get("dtype"), str, "tensor dtype"))
+    except TypeError as e:
+        fail(str(e))
+    shape = _expect(fail, obj.get("shape"), list, "tensor shape")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        fail(f"tensor shape must be non-negative ints, got {shape}")
+    try:
+        raw = base64.b64decode(_expect(fail, obj.get("base64"), str, "tensor data"), validate=True)
+    except (binascii.Error, ValueError) as e:
+        fail(f"tensor data is not base64: {e}")
+    count = math.prod(shape)
+    if len(raw) != count * dt.size:
+        fail(f"tensor data has {len(raw)} bytes, {dt.name}{shape} needs {count * dt.size}")
+    arr = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np).reshape(shape)
+    return arr
+
+
+def _attr_from_json(fail: _Fail, a: AttrDef, obj: Any) -> Any:
+    _expect(fail, obj, dict, f"attr '{a.name}'")
+    if list(obj) != [a.kind]:
+        fail(f"attr '{a.name}' must be tagged '{a.kind}', got {sorted(obj)}")
+    value = obj[a.kind]
+    if a.kind == "type":
+        try:
+            return dtypes.as_dtype(_expect(fail, value, str, f"attr '{a.name}'"))
+        except TypeError as e:
+            fail(str(e))
+    if a.kind == "tensor":
+        return _tensor_from_json(fail, value)
+    if a.kind == "shape":
+        if value is None:
+            return TensorShape(None)
+        _expect(fail, value, list, f"attr '{a.name}'")
+        if not all(d is None or (isinstance(d, int) and d >= 0) for d in value):
+            fail(f"attr '{a.name}' must list non-negative ints or null, got {value}")
+        return TensorShape(value)
+    if a.kind == "float":
+        if isinstance(value, str) and value in ("nan", "inf", "-inf"):
+            return float(value)
+        return float(_expect(fail, value, (int, float), f"attr '{a.name}'"))
+    if a.kind == "list(int)":
+        _expect(fail, value, list, f"attr '{a.name}'")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            fail(f"attr '{a.name}' must be a list of ints, got {value}")
+        return tuple(value)
+    expected = {"int": int, "bool": bool, "string": str}[a.kind]
+    return _expect(fail, value, expected, f"attr '{a.name}'")
+
+
+def _add_node(graph: Graph, index: int, obj: Any) -> None:
+    from .wrappers import check_attrs, convert_inputs
+
+    fail = _Fail(f"node {index}")
+    _expect(fail, obj, dict, "a node")
+    name = _expect(fail, obj.get("name"), str, "node name")
+    if not name or any(c in name for c in ":^") or name.startswith("/"):
+        fail(f"invalid node name {name!r}")
+    fail = _Fail(f"node {index} ('{name}')", name)
+    op_type = _expect(fail, obj.get("op"), str, "op")
+    try:
+        op_def: OpDef = lookup_op(op_type)
+    except errors.NotFoundError as e:
+        fail(e.message, errors.NotFoundError)
+    fail.op = op_type
+    device = _expect(fail, obj.get("device", ""), str, "device")
+    attrs_obj = _expect(fail, obj.get("attrs", {}), dict, "attrs")
+    known = {a.name: a for a in op_def.attrs}
+    for key in attrs_obj:
+        if key not in known:
+            fail(f"{op_type} has no attr named '{key}'")
+    attrs = {k: _attr_from_json(fail, known[k], v) for k, v in attrs_obj.items()}
+
+    data: list[Output] = []
+    control: list[Node] = []
+    for ref in _expect(fail, obj.get("inputs", []), list, "inputs"):
+        _expect(fail, ref, str, "an input")
+        try:
+            if ref.startswith("^"):
+                control.append(graph.node(ref[1:]))
+            else:
+                data.append(graph.get_tensor_by_name(ref))
+        except errors.OpError as e:
+            fail(f"input {ref!r} is not an earlier node's output ({e.message})")
+    grouped: list[Any] = []
+    it = iter(data)
+    for arg in op_def.inputs:
+        if arg.is_list:
+            n = attrs.get(arg.number_attr)
+            if not isinstance(n, int) or n < 0:
+                fail(f"list input '{arg.name}' needs attr '{arg.number_attr}'")
+            grouped.append([next(it, None) for _ in range(n)])
+        else:
+            grouped.append(next(it, None))
+    flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]
+    if None in flat or next(it, None) is not None:
+        fail(f"{op_type} takes {len(flat)} data inputs here, the file lists {len(data)}")
+
+    if graph.unique_name(name) != name:
+        fail(f"duplicate node name '{name}'")
+    scope = Scope(graph)
+    explicit = {k: v for k, v in attrs.items() if k not in op_def.inferred_attrs()}
+    inferred = dict(explicit)
+    converted = convert_inputs(op_def, name, scope, grouped, inferred)
+    for key in op_def.inferred_attrs():
+        if key in attrs and attrs[key] != inferred[key]:
+            fail(f"attr '{key}' is {attrs[key]} but the inputs give {inferred[key]}")
+    final = check_attrs(op_def, name, inferred)
+    if op_type == "Const" and final["dtype"] != dtypes.as_dtype(final["value"].dtype):
+        fail("Const dtype does not match its value")
+    if op_type == "Const":
+        value = np.array(final["value"])
+        value.flags.writeable = False
+        final["value"] = value
+    graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+
+
+def graph_from_dict(obj: Any) -> Graph:
+    fail = _Fail("top level")
+    _expect(fail, obj, dict, "the document")
+    if obj.get("format") != FORMAT:
+        fail(f"not a minigraph graph file (format {obj.get('format')!r})")
+    if obj.get("version") != VERSION:
+        fail(f"unsupported version {obj.get('version')!r}; this minigraph reads {VERSION}")
+    graph = Graph()
+    for i, node in enumerate(_expect(fail, obj.get("nodes"), list, "nodes")):
+        _add_node(graph, i, node)
+    return graph
+
+
+def from_json(text: str | bytes) -> Graph:
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise errors.InvalidArgumentError(f"graph file: not valid JSON: {e}") from None
+    return graph_from_dict(obj)
