@@ -9,16 +9,18 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     array_ops,
     data_flow_ops,
     math_ops,
+    nn_ops,
     scatter_ops,
     spacetobatch_ops,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
+from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
 
-FAMILIES = (array_ops, math_ops, spacetobatch_ops, data_flow_ops, scatter_ops)
+FAMILIES = (array_ops, math_ops, nn_ops, spacetobatch_ops, data_flow_ops, scatter_ops)
 
 
 def builders() -> dict:

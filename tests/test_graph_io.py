@@ -57,6 +57,9 @@ OP_EXAMPLES = {
     "TensorScatterMin": lambda: mg.tensor_scatter_nd_min(F, [[2, 3]], [-1.0]),
     "TensorScatterMax": lambda: mg.tensor_scatter_nd_max(F, [[2, 3]], [99.0]),
     "GatherNd": lambda: mg.gather_nd(F, [[1, 2], [0, 0]]),
+    "Conv2D": lambda: mg.conv2d(
+        F.reshape(1, 3, 4, 1), np.ones((2, 2, 1, 2), np.float32), 1, "SAME", dilations=2
+    ),
 }
 
 
