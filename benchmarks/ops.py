@@ -1,0 +1,261 @@
+"""The documented ops on large inputs, against a data-movement floor and plain NumPy.
+
+    python benchmarks/ops.py [--repeat 3] [--only stitch]
+
+For each case: the median time of Session.run (inputs fed, so nothing is folded or cached),
+of the obvious NumPy formulation, and of the floor: np.copyto of the op's output bytes into
+a preallocated array. Reported as ratios to the floor (lower is better), the same measure
+as ../shared/performance.md's table of TensorFlow, NumPy, PyTorch and JAX.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import minigraph as mg
+
+MB = 2**20
+
+
+def _median_time(fn: Callable[[], Any], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def _floor(nbytes: int, repeat: int) -> float:
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    return _median_time(lambda: np.copyto(dst, src), repeat)
+
+
+@dataclass
+class Case:
+    name: str
+    build: Callable[[], tuple[Any, dict, Callable[[], Any]]]  # -> (fetch, feeds, numpy fn)
+
+
+def _placeholders(*arrays: np.ndarray) -> list[Any]:
+    return [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
+
+
+def s2b_case(padding: bool) -> Case:
+    def build():
+        x = np.random.default_rng(0).standard_normal((16, 512, 512, 16), np.float32)  # 256 MB
+        pads = [[1, 1], [3, 1]] if padding else [[0, 0], [0, 0]]
+        (px,) = _placeholders(x)
+        y = mg.space_to_batch_nd(px, [2, 4], pads)
+
+        def numpy_s2b():
+            p = np.pad(x, [(0, 0), *pads, (0, 0)])
+            b, h, w, c = p.shape
+            r = p.reshape(b, h // 2, 2, w // 4, 4, c).transpose(2, 4, 0, 1, 3, 5)
+            return r.reshape(b * 8, h // 2, w // 4, c)
+
+        return y, {px: x}, numpy_s2b
+
+    return Case(f"space_to_batch_nd, {'padding' if padding else 'no padding'}", build)
+
+
+def b2s_case(crop: bool) -> Case:
+    def build():
+        x = np.random.default_rng(0).standard_normal((128, 256, 128, 16), np.float32)
+        crops = [[1, 1], [3, 1]] if crop else [[0, 0], [0, 0]]
+        (px,) = _placeholders(x)
+        y = mg.batch_to_space_nd(px, [2, 4], crops)
+
+        def numpy_b2s():
+            b, h, w, c = x.shape
+            r = x.reshape(2, 4, b // 8, h, w, c).transpose(2, 3, 0, 4, 1, 5)
+            r = r.reshape(b // 8, h * 2, w * 4, c)
+            return r[:, crops[0][0] : h * 2 - crops[0][1], crops[1][0] : w * 4 - crops[1][1]]
+
+        return y, {px: x}, lambda: np.ascontiguousarray(numpy_b2s())
+
+    return Case(f"batch_to_space_nd, {'crop' if crop else 'no crop'}", build)
+
+
+def stitch_case(lists: int, duplicates: bool = False, parallel: bool = False) -> Case:
+    def build():
+        rng = np.random.default_rng(0)
+        rows, width = 4 * MB, 16  # 256 MB of float32 output
+        if duplicates:
+            idx = [rng.integers(0, rows, rows // lists).astype(np.int32) for _ in range(lists)]
+            idx[0] = np.arange(rows, dtype=np.int32)[: rows // lists]
+            idx.append(np.arange(rows, dtype=np.int32))  # make every row present
+        else:
+            perm = rng.permutation(rows).astype(np.int32)
+            idx = np.array_split(perm, lists)
+        data = [rng.standard_normal((len(i), width), np.float32) for i in idx]
+        pi = _placeholders(*idx)
+        pd = _placeholders(*data)
+        fn = mg.parallel_dynamic_stitch if parallel else mg.dynamic_stitch
+        y = fn(pi, pd)
+
+        def numpy_stitch():
+            out = np.zeros((rows, width), np.float32)
+            for i, d in zip(idx, data):
+                out[i] = d
+            return out
+
+        return y, dict(zip(pi + pd, idx + data)), numpy_stitch
+
+    kind = "parallel_dynamic_stitch" if parallel else "dynamic_stitch"
+    return Case(f"{kind}, {lists} lists{', duplicates' if duplicates else ''}", build)
+
+
+def partition_case(n: int, parts: int, width: int | None) -> Case:
+    def build():
+        rng = np.random.default_rng(0)
+        shape = (n,) if width is None else (n, width)
+        x = rng.standard_normal(shape, np.float32)
+        p = rng.integers(0, parts, n).astype(np.int32)
+        px, pp = _placeholders(x, p)
+        ys = mg.dynamic_partition(px, pp, parts)
+        return ys, {px: x, pp: p}, lambda: [x[p == k] for k in range(parts)]
+
+    shape = f"{n // MB}M" + ("" if width is None else f" x {width} rows")
+    return Case(f"dynamic_partition {shape} into {parts}", build)
+
+
+def partition_stitch_case(parts: int) -> Case:
+    def build():
+        rng = np.random.default_rng(0)
+        n = 16 * MB
+        x = rng.standard_normal(n).astype(np.float32)
+        p = rng.integers(0, parts, n).astype(np.int32)
+        px, pp = _placeholders(x, p)
+        data = mg.dynamic_partition(px, pp, parts)
+        pos = mg.dynamic_partition(mg.range(mg.shape(px)[0]), pp, parts)
+        y = mg.dynamic_stitch(pos, data)
+
+        def numpy_version():
+            out = np.empty_like(x)
+            positions = np.arange(n, dtype=np.int32)
+            for k in range(parts):
+                m = p == k
+                out[positions[m]] = x[m]
+            return out
+
+        return y, {px: x, pp: p}, numpy_version
+
+    return Case(f"partition then stitch, {parts} parts", build)
+
+
+def scatter_case(op: str, elements: bool) -> Case:
+    def build():
+        rng = np.random.default_rng(0)
+        rows, width, n = 4 * MB, 16, MB
+        t = rng.standard_normal((rows, width), np.float32)
+        if elements:
+            idx = np.stack([rng.integers(0, rows, n), rng.integers(0, width, n)], 1)
+            upd = rng.standard_normal(n, np.float32)
+        else:
+            idx = rng.integers(0, rows, (n, 1))
+            upd = rng.standard_normal((n, width), np.float32)
+        idx = idx.astype(np.int32)
+        pt, pi, pu = _placeholders(t, idx, upd)
+        y = getattr(mg, f"tensor_scatter_nd_{op}")(pt, pi, pu)
+
+        def numpy_version():
+            out = t.copy()
+            key = tuple(idx.T)
+            if op == "update":
+                out[key] = upd
+            else:
+                np.add.at(out, key, upd)
+            return out
+
+        return y, {pt: t, pi: idx, pu: upd}, numpy_version
+
+    what = "1M elements" if elements else "1M rows"
+    return Case(f"tensor_scatter_nd_{op}, {what} into [4M,16]", build)
+
+
+def gather_case(elements: bool) -> Case:
+    def build():
+        rng = np.random.default_rng(0)
+        rows, width, n = 4 * MB, 16, MB
+        params = rng.standard_normal((rows, width), np.float32)
+        if elements:
+            idx = np.stack([rng.integers(0, rows, n), rng.integers(0, width, n)], 1)
+        else:
+            idx = rng.integers(0, rows, (n, 1))
+        idx = idx.astype(np.int32)
+        pp, pi = _placeholders(params, idx)
+        y = mg.gather_nd(pp, pi)
+        return y, {pp: params, pi: idx}, lambda: params[tuple(idx.T)]
+
+    return Case(f"gather_nd, {'1M elements' if elements else '1M rows'} from [4M,16]", build)
+
+
+CASES = [
+    s2b_case(False),
+    s2b_case(True),
+    b2s_case(False),
+    b2s_case(True),
+    stitch_case(2),
+    stitch_case(8),
+    stitch_case(8, duplicates=True),
+    stitch_case(8, parallel=True),
+    partition_case(16 * MB, 2, None),
+    partition_case(16 * MB, 16, None),
+    partition_case(4 * MB, 8, 16),
+    partition_stitch_case(8),
+    scatter_case("update", False),
+    scatter_case("update", True),
+    scatter_case("add", False),
+    scatter_case("add", True),
+    gather_case(False),
+    gather_case(True),
+]
+
+
+def _nbytes(value: Any) -> int:
+    return sum(v.nbytes for v in value) if isinstance(value, list) else value.nbytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = parser.parse_args()
+    print(f"{'case':<52} {'floor ms':>9} {'minigraph':>10} {'numpy':>7}")
+    for case in CASES:
+        if args.only not in case.name:
+            continue
+        g = mg.Graph()
+        with g.as_default():
+            fetch, feeds, numpy_fn = case.build()
+        sess = mg.Session(g)
+        result = sess.run(fetch, feeds)
+        expected = numpy_fn()
+        pairs = zip(result, expected) if isinstance(result, list) else [(result, expected)]
+        # Float sums may round differently; duplicate-index assignment is last-wins here but
+        # unspecified in NumPy, so compare approximately and only where NumPy is defined.
+        if "update" not in case.name:
+            assert all(np.allclose(a, b) for a, b in pairs), f"{case.name}: wrong result"
+        floor = _floor(_nbytes(result), args.repeat)
+        t_mg = _median_time(
+            lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds), args.repeat
+        )
+        t_np = _median_time(numpy_fn, args.repeat)
+        print(
+            f"{case.name:<52} {floor * 1e3:>9.1f} {t_mg / floor:>10.1f} {t_np / floor:>7.1f}",
+            flush=True,
+        )
+        del result, expected, fetch, feeds, sess, g
+
+
+if __name__ == "__main__":
+    main()
