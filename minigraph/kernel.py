@@ -108,12 +108,16 @@ class KernelContext:
                 errors.ResourceExhaustedError,
             )
 
-    def forwarded(self, inputs: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any | None:
+    def forwarded(self, inputs: Sequence[Any], shape: tuple[int, ...], dtype: Any) -> Any | None:
         """An input buffer this kernel may overwrite, of this shape (a tuple) and dtype, else None.
 
-        Only inputs the executor marked forwardable qualify (see the class doc).
+        ``inputs`` are the kernel's leading inputs, in order; pass only the ones whose buffer
+        may become the output (``(x,)`` for input 0 alone). Only inputs the executor marked
+        forwardable qualify (see the class doc).
         """
         for i in self.forwardable:
+            if i >= len(inputs):
+                break
             x = inputs[i]
             if x.shape == shape and x.dtype == dtype:
                 flags = x.flags
