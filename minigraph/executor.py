@@ -84,7 +84,7 @@ class LocalExecutor:
             bound = []
             for step in plan.steps:
                 fn, ctx = _bind(step)
-                single = len(step.outputs) == 1
+                single = step.single_output
                 bound.append(
                     (
                         fn,

@@ -480,7 +480,7 @@ def _fold(node: Node, out: list[TensorSpec]) -> list[np.ndarray] | None:
         return None
     ctx = KernelContext(dict(node.attrs), np, node.name, op_def.name)
     result = op_def.kernels["CPU"](ctx, *group_inputs(args, node.input_lengths))
-    values = [result] if len(out) == 1 else list(result)
+    values = [result] if op_def.single_output else list(result)
     return [_frozen(v, s.dtype) for v, s in zip(values, out)]
 
 

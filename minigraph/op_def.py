@@ -92,6 +92,11 @@ class OpDef:
         """Device types ("CPU", "GPU") that have a kernel for this op."""
         return frozenset(self.kernels)
 
+    @property
+    def single_output(self) -> bool:
+        """The kernel returns one array (not a sequence): one output, not a list output."""
+        return len(self.outputs) == 1 and not self.outputs[0].is_list
+
     def attr(self, name: str) -> AttrDef:
         for a in self.attrs:
             if a.name == name:

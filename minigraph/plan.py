@@ -35,6 +35,7 @@ class Step:
     release: tuple[int, ...]
     forwardable: frozenset[int]
     output_specs: tuple[tuple[tuple[int | None, ...] | None, str], ...]  # (dims, dtype name)
+    single_output: bool = True  # the kernel returns one array, not a sequence
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def build_plan(
                 release=tuple(sorted(releases.get(k, ()))),
                 forwardable=forwardable,
                 output_specs=tuple((s.shape.dims, s.dtype.name) for s in node.output_specs),
+                single_output=node.op_def.single_output,
             )
         )
     return Plan(tuple(steps), len(slot), tuple(slot[x] for x in feeds), fetch_slots)

@@ -72,6 +72,7 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
             return arr
         if arr.dtype.kind not in "biufc" or not np.can_cast(arr.dtype, dtype.np, "same_kind"):
             raise TypeError(f"cannot convert a {arr.dtype} array to {dtype.name}")
+        _check_int_range(arr, dtype)
         return arr.astype(dtype.np)
     if dtype is None:
         dtype = _python_dtype(value)
@@ -83,13 +84,20 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
         raise TypeError(f"Expected {dtype.name}, but got {value!r} of type 'float'")
     if arr.dtype.kind == "c" and target.kind != "c":
         raise TypeError(f"Expected {dtype.name}, but got {value!r} of type 'complex'")
-    if arr.dtype.kind in "iu" and target.kind in "iu" and arr.size:
-        info = np.iinfo(target)
-        if arr.min() < info.min or arr.max() > info.max:
-            raise ValueError(f"{value!r} is out of range for {dtype.name}")
+    _check_int_range(arr, dtype)
     if arr.dtype.kind in "iuf" and target.kind == "b":
         raise TypeError(f"Expected bool, but got {value!r}")
     return arr.astype(target)
+
+
+def _check_int_range(arr: np.ndarray, dtype: DType) -> None:
+    """Integers go into a narrower integer dtype only when every value fits."""
+    if arr.dtype.kind in "iu" and dtype.np.kind in "iu" and arr.size:
+        info = np.iinfo(dtype.np)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise ValueError(f"value {bad} is out of range for {dtype.name}")
 
 
 def convert_to_output(
@@ -200,12 +208,14 @@ def convert_inputs(
         if arg.is_list:
             if as_output(value) is not None or not isinstance(value, list | tuple):
                 fail(
-                    f"Expected list for '{arg.name}' argument to '{op_def.name}' Op, not {value!r}."
+                    f"Expected list for '{arg.name}' argument to '{_snake(op_def.name)}' Op, "
+                    f"not {value!r}."
                 )
             n = len(value)
             if arg.number_attr in attrs and attrs[arg.number_attr] != n:
                 fail(
-                    f"List argument '{arg.name}' to '{op_def.name}' Op with length {n} must match "
+                    f"List argument '{arg.name}' to '{_snake(op_def.name)}' Op with length {n} "
+                    "must match "
                     f"length {attrs[arg.number_attr]} of argument "
                     f"'{_list_arg_with(op_def, arg.number_attr).name}'."
                 )

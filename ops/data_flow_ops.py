@@ -1,4 +1,440 @@
-"""(being written) — see ops/__init__.py."""
+"""DynamicStitch, ParallelDynamicStitch and DynamicPartition: interleaving and splitting rows.
 
-BUILDERS: tuple[str, ...] = ()
-__all__: list[str] = []
+Each op stands in one block: declaration, shape function, CPU kernel, class and
+builder. Both kernels move whole rows (the dims after the index dims) and view a
+row of 1, 2, 4 or 8 bytes as one unsigned word, since NumPy's 1-D gathers and
+scatters are several times faster than its row-wise ones. Index arrays are cast
+to intp once: NumPy indexes with int32 arrays 2-3x slower (it converts them in
+small buffers). Duplicates in DynamicStitch are resolved explicitly (the later
+(m, i) wins), since NumPy and CuPy leave the winner of a repeated-index
+assignment undefined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import numpy as np
+
+from minigraph.inference import InferenceContext, TensorSpec
+from minigraph.kernel import KernelContext
+from minigraph.ops.array_ops import _host_int, multi_index
+from minigraph.registry import define_op, register_kernel
+from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
+from minigraph.wrappers import make_builder, make_wrapper_class
+
+BUILDERS = ("dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition")
+
+Fail = Callable[[str], NoReturn]
+
+# A row of this many bytes moves as one unsigned word.
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+# -- Shared helpers -------------------------------------------------------------------
+
+
+def _shape_str(shape: tuple[int, ...]) -> str:
+    """TensorFlow's TensorShape::DebugString: ``[2,3]``, ``[]``."""
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def _prod(dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def _merge_prefix(data: TensorShape, prefix: TensorShape) -> TensorShape:
+    """TensorFlow's MergePrefix: ``data`` must start with ``prefix``; returns the rest of it."""
+    rank = len(prefix)
+    data = with_rank_at_least(data, rank)
+    if data.dims is not None:
+        for a, b in zip(data.dims[:rank], prefix.dims):  # type: ignore[arg-type]
+            merge_dim(a, b)
+    return data[rank:]
+
+
+def _rows(xp: Any, x: Any, n: int, row: int) -> Any:
+    """``x`` as ``n`` rows: one unsigned word per row when a row is 1, 2, 4 or 8 bytes, else
+    an ``[n, row]`` array. The word view makes gathers and scatters 1-D, 2-5x faster."""
+    rows = xp.ascontiguousarray(x).reshape(n, row)
+    word = _WORDS.get(row * rows.itemsize)
+    return rows if word is None else rows.view(word).reshape(n)
+
+
+def _unrows(rows: Any, dtype: Any, extra: tuple[int, ...]) -> Any:
+    """The inverse of :func:`_rows`: ``len(rows)`` rows of shape ``extra`` and ``dtype``."""
+    return rows.view(dtype).reshape((rows.shape[0], *extra))
+
+
+# -- DynamicStitch / ParallelDynamicStitch ---------------------------------------------
+
+
+def _stitch_first_dim(fail: Fail, indices: list[np.ndarray]) -> int:
+    """``max(indices) + 1`` (0 when all are empty); fails on the first index out of range.
+
+    Python ints, so index 2**31 - 1 gives 2**31 rows (TensorFlow's int32 wraps).
+    Lists in order, each in flat order, as TensorFlow; only a negative index
+    can be out of range, since the range ends at the maximum.
+    """
+    first_dim = 1 + max((int(i.max()) for i in indices if i.size), default=-1)
+    for m, i in enumerate(indices):
+        if i.size and int(i.min()) < 0:
+            flat = i.reshape(-1)
+            pos = int((flat < 0).argmax())
+            fail(f"indices[{m}][{pos}] = {int(flat[pos])} is out of range [0, {first_dim})")
+    return first_dim
+
+
+def _dynamic_stitch_shape(
+    c: InferenceContext, indices: list[TensorSpec], data: list[TensorSpec]
+) -> TensorShape:
+    extra = unknown_shape()
+    for i, d in zip(indices, data):
+        if i.shape.rank is None:
+            continue
+        extra = merge(extra, _merge_prefix(d.shape, i.shape))
+    if any(i.value is None for i in indices):
+        return TensorShape([None]).concatenate(extra)
+    # Every index is a constant: the size is known, and a bad index is a bad graph.
+    first_dim = _stitch_first_dim(c.fail, [i.value for i in indices])  # type: ignore[misc]
+    return TensorShape([first_dim]).concatenate(extra)
+
+
+_STITCH_DOC = """
+Interleaves the values of the ``data`` tensors into one tensor:
+
+    merged[indices[m][i, ..., j], ...] = data[m][i, ..., j, ...]
+
+Each ``indices[m]`` may be a scalar or have any rank; ``data[m].shape`` must start
+with ``indices[m].shape``, and the rest of it (``constant``) must be the same for
+every m. The output shape is ``[max(indices) + 1] + constant`` (``[0] + constant``
+when every ``indices[m]`` is empty). Rows that no index names are zero (``False``
+for bool). When an index appears more than once, the later (m, i) in list order,
+then flat order, wins, deterministically on every device.{parallel}
+
+Inputs:
+- ``indices``: a list of N >= 1 int32 tensors (int64 is rejected), each index in
+  ``[0, max(indices)]``, so none may be negative. Host memory.
+- ``data``: a list of N tensors of one dtype ``T`` (every numeric dtype and bool),
+  ``data[m].shape = indices[m].shape + constant``.
+
+Attrs (set from the inputs): ``N``, the list length; ``T``.
+
+Shape inference: ``constant`` comes from the data shapes (merged across m); dim 0
+is known when every ``indices[m]`` is a constant, else unknown.
+
+Errors (InvalidArgumentError naming the node, at build time when shapes or
+constant values prove them, else at run time; index errors come before shape
+errors at run time, as in TensorFlow):
+- ``List argument 'data' to 'DynamicStitch' Op with length 3 must match length 2
+  of argument 'indices'.``
+- ``cannot compute DynamicStitch as input #0(zero-based) was expected to be a
+  int32 tensor but is a int64 tensor``
+- ``indices[1][3] = -1 is out of range [0, 5)``: list 1, flat position 3 of that
+  tensor; the first bad index is reported.
+- ``Dimensions must be equal, but are 2 and 3`` / ``data[0].shape = [2] does not
+  start with indices[0].shape = [3]``
+- ``Dimension 0 in both shapes must be equal, but are 1 and 2. Shapes are [1] and
+  [2].`` / ``Need data[0].shape[1:] = data[1].shape[1:], got data[0].shape = [3,1],
+  data[1].shape = [4,2], indices[0].shape = [3], indices[1].shape = [4]``
+- ResourceExhaustedError, before allocating, when the output is too large.
+
+Unlike TensorFlow, minigraph counts rows in int64 (index ``2**31 - 1`` gives
+``2**31`` rows instead of an error) and rejects negative constant indices at
+build time (TensorFlow's shape function returns 0 rows for them).
+
+Example (TensorFlow's):
+
+    indices[0] = 6
+    indices[1] = [4, 1]
+    indices[2] = [[5, 2], [0, 3]]
+    data[0] = [61, 62]
+    data[1] = [[41, 42], [11, 12]]
+    data[2] = [[[51, 52], [21, 22]], [[1, 2], [31, 32]]]
+    merged = [[1, 2], [11, 12], [21, 22], [31, 32], [41, 42],
+              [51, 52], [61, 62]]
+
+It merges the partitions that DynamicPartition makes; here it adds 1 to the
+elements of ``x`` that are not -1 and leaves the others as they were:
+
+    x = [0.1, -1., 5.2, 4.3, -1., 7.4]
+    mask = cast(not_equal(x, -1.), int32)
+    parts = dynamic_partition(x, mask, 2)
+    parts[1] = parts[1] + 1.
+    positions = dynamic_partition(range(shape(x)[0]), mask, 2)
+    x = dynamic_stitch(positions, parts)     # [1.1, -1., 6.2, 5.3, -1., 8.4]
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.{builder}([[0, 4], [1, 0]], [[1.5, 2.5], [3.5, 9.5]])
+>>> y.shape
+TensorShape([5])
+>>> mg.Session(g).run(y)
+array([9.5, 3.5, 0. , 0. , 2.5], dtype=float32)
+"""
+
+_STITCH_ARGS = dict(
+    inputs=["indices: N * int32", "data: N * T"],
+    outputs=["merged: T"],
+    attrs=["N: int >= 1", "T: type"],
+    shape_fn=_dynamic_stitch_shape,
+    host_inputs=["indices"],
+)
+
+DYNAMIC_STITCH = define_op(
+    "DynamicStitch",
+    doc=_STITCH_DOC.format(parallel="", builder="dynamic_stitch"),
+    **_STITCH_ARGS,  # type: ignore[arg-type]
+)
+PARALLEL_DYNAMIC_STITCH = define_op(
+    "ParallelDynamicStitch",
+    doc=_STITCH_DOC.format(
+        parallel="\n\nParallelDynamicStitch is DynamicStitch under another name: TensorFlow\n"
+        "leaves its duplicates undefined, minigraph runs the same kernel, so the later\n"
+        "(m, i) wins here too. (TensorFlow's ParallelDynamicStitch doc still says\n"
+        "``[max(indices)]`` rows; its kernel, like this one, gives ``max(indices) + 1``.)",
+        builder="parallel_dynamic_stitch",
+    ),
+    **_STITCH_ARGS,  # type: ignore[arg-type]
+)
+
+
+def _stitch_check_shapes(ctx: KernelContext, indices: list[Any], data: list[Any]) -> None:
+    """TensorFlow's run-time checks: data[m] starts with indices[m], same rest for every m."""
+    i0, d0 = indices[0], data[0]
+    for m, (i, d) in enumerate(zip(indices, data)):
+        if tuple(d.shape[: i.ndim]) != tuple(i.shape) or d.ndim < i.ndim:
+            ctx.fail(
+                f"data[{m}].shape = {_shape_str(d.shape)} does not start with "
+                f"indices[{m}].shape = {_shape_str(i.shape)}"
+            )
+        if m and tuple(d.shape[i.ndim :]) != tuple(d0.shape[i0.ndim :]):
+            ctx.fail(
+                f"Need data[0].shape[{i0.ndim}:] = data[{m}].shape[{i.ndim}:], got "
+                f"data[0].shape = {_shape_str(d0.shape)}, data[{m}].shape = {_shape_str(d.shape)}, "
+                f"indices[0].shape = {_shape_str(i0.shape)}, "
+                f"indices[{m}].shape = {_shape_str(i.shape)}"
+            )
+
+
+def _stitch_scatter(
+    ctx: KernelContext, idx: list[Any], rows: list[Any], first_dim: int, total: int
+) -> Any | None:
+    """Word rows without duplicates: scatter each list straight into the output.
+
+    One scatter pass instead of an inverse-map scatter plus a gather: about 2x
+    faster for word rows. Returns None when there are duplicates (order matters).
+    """
+    xp = ctx.xp
+    seen = ctx.allocate((first_dim,), np.bool_, fill=0)
+    for i in idx:
+        seen[i] = True
+    distinct = int(xp.count_nonzero(seen))
+    if distinct < total:
+        return None
+    out = ctx.allocate((first_dim,), rows[0].dtype)
+    for i, r in zip(idx, rows):
+        out[i] = r
+    if distinct < first_dim:
+        out[~seen] = 0
+    return out
+
+
+def _stitch_gather(
+    ctx: KernelContext, idx: list[Any], rows: list[Any], first_dim: int, total: int
+) -> Any:
+    """Inverse map, then one gather: ``merged[k] = concatenated_rows[pos[k]]``.
+
+    ``pos[k]`` is the position of the last (m, i) whose index is k, or ``total``
+    (a zero row appended to the data) when no index is k, so the gather writes
+    every output row once, gaps included.
+    """
+    xp = ctx.xp
+    flat = idx[0] if len(idx) == 1 else xp.concatenate(idx)
+    order = xp.arange(total, dtype=xp.intp)
+    pos = ctx.allocate((first_dim,), xp.intp, fill=total)
+    pos[flat] = order  # one of the duplicates wins, not necessarily the last
+    distinct = int(xp.count_nonzero(pos != total))
+    if distinct < total:
+        # Slots hit once keep their only position; maximum.at makes the last one win
+        # wherever there were several. (GPU port: cupyx.scatter_max.)
+        xp.maximum.at(pos, flat, order)
+    if distinct < first_dim:
+        rows = [*rows, xp.zeros((1, *rows[0].shape[1:]), rows[0].dtype)]
+    source = rows[0] if len(rows) == 1 else xp.concatenate(rows)
+    return xp.take(source, pos, axis=0)
+
+
+@register_kernel("DynamicStitch", "CPU")
+@register_kernel("ParallelDynamicStitch", "CPU")
+def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[Any]) -> Any:
+    xp = ctx.xp
+    host = [_host_int(ctx, i) for i in indices]
+    first_dim = _stitch_first_dim(ctx.fail, host)
+    _stitch_check_shapes(ctx, host, data)
+    extra = tuple(data[0].shape[host[0].ndim :])
+    dtype = data[0].dtype
+    ctx.check_size((first_dim, *extra), dtype)
+    row = _prod(extra)
+    if first_dim == 0 or row == 0:
+        return ctx.allocate((first_dim, *extra), dtype, fill=0)
+    total = sum(i.size for i in host)
+    # Host memory to the device, as intp (NumPy indexes with intp 2-3x faster).
+    idx = [xp.asarray(i.reshape(-1)).astype(xp.intp) for i in host]
+    rows = [_rows(xp, d, i.size, row) for i, d in zip(idx, data)]
+    out = _stitch_scatter(ctx, idx, rows, first_dim, total) if rows[0].ndim == 1 else None
+    if out is None:
+        out = _stitch_gather(ctx, idx, rows, first_dim, total)
+    return _unrows(out, dtype, extra)
+
+
+DynamicStitch = make_wrapper_class(DYNAMIC_STITCH)
+ParallelDynamicStitch = make_wrapper_class(PARALLEL_DYNAMIC_STITCH)
+dynamic_stitch = make_builder(DYNAMIC_STITCH, "dynamic_stitch")
+parallel_dynamic_stitch = make_builder(PARALLEL_DYNAMIC_STITCH, "parallel_dynamic_stitch")
+
+
+# -- DynamicPartition --------------------------------------------------------------
+
+
+def _check_partitions(fail: Fail, partitions: Any, num_partitions: int) -> None:
+    """The first partition id outside [0, num_partitions), in flat order, as TensorFlow."""
+    p = partitions.reshape(-1)
+    if not p.size or (0 <= int(p.min()) and int(p.max()) < num_partitions):
+        return
+    pos = int(((p < 0) | (p >= num_partitions)).argmax())
+    where = multi_index(tuple(partitions.shape), pos)
+    fail(f"partitions{where} = {int(p[pos])} is not in [0, {num_partitions})")
+
+
+def _dynamic_partition_shape(
+    c: InferenceContext, data: TensorSpec, partitions: TensorSpec
+) -> list[TensorShape]:
+    n = c.attrs["num_partitions"]
+    if partitions.shape.rank is None:
+        return [unknown_shape()] * n
+    rest = _merge_prefix(data.shape, partitions.shape)
+    if partitions.value is not None:
+        _check_partitions(c.fail, partitions.value, n)
+    # Counts are never inferred, even from constant partitions (as TensorFlow).
+    return [TensorShape([None]).concatenate(rest)] * n
+
+
+DYNAMIC_PARTITION = define_op(
+    "DynamicPartition",
+    inputs=["data: T", "partitions: int32"],
+    outputs=["outputs: num_partitions * T"],
+    attrs=["T: type", "num_partitions: int >= 1"],
+    shape_fn=_dynamic_partition_shape,
+    doc="""
+Splits ``data`` into ``num_partitions`` tensors by the partition id of each slice:
+
+    outputs[i] = stack([data[js, ...] for js where partitions[js] == i])
+
+where ``js`` runs over the multi-indices of ``partitions`` in row-major order, so
+each output keeps the order of its slices in ``data`` (the split is stable).
+``data.shape`` must start with ``partitions.shape``; ``outputs[i].shape`` is
+``[count of i in partitions] + data.shape[partitions.ndim:]``. A scalar
+``partitions`` sends the whole of ``data`` to one output (with a leading dim of 1).
+DynamicStitch with the partitioned positions puts the pieces back together.
+
+Inputs:
+- ``data``: any dtype ``T`` (every numeric dtype and bool).
+- ``partitions``: int32 (int64 is rejected), each id in ``[0, num_partitions)``.
+
+Attrs: ``num_partitions`` >= 1; ``T`` (set from ``data``).
+
+Shape inference: every output is ``[None] + data.shape[partitions.ndim:]`` (the
+counts are never inferred, as in TensorFlow); unknown when the rank of
+``partitions`` is unknown.
+
+Errors (InvalidArgumentError naming the node, at build time when shapes or
+constant values prove them, else at run time):
+- ``Value for attr 'num_partitions' of 0 must be at least minimum 1``
+- ``cannot compute DynamicPartition as input #1(zero-based) was expected to be a
+  int32 tensor but is a int64 tensor``
+- ``Dimensions must be equal, but are 3 and 2`` / ``data.shape must start with
+  partitions.shape, got data.shape = [3,1], partitions.shape = [2,1]``
+- ``partitions[2] = 99 is not in [0, 4)``: the first bad id in row-major order;
+  ``partitions[1,1] = 17 is not in [0, 7)`` for 2-D ``partitions``,
+  ``partitions = 17 is not in [0, 7)`` for a scalar. TensorFlow's GPU kernel drops
+  bad ids silently; minigraph rejects them on every device.
+
+Example:
+
+    data = [10, 20, 30, 40, 50]
+    partitions = [0, 0, 1, 1, 0]
+    num_partitions = 2
+    outputs[0] = [10, 20, 50]
+    outputs[1] = [30, 40]
+
+    data = [[1, 2], [3, 4]]
+    partitions = [[0, 1], [1, 0]]      # one id per element: partitions.ndim = 2
+    num_partitions = 2
+    outputs[0] = [1, 4]
+    outputs[1] = [2, 3]
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     parts = mg.dynamic_partition([10, 20, 30, 40, 50], [0, 0, 1, 1, 0], 2)
+>>> [p.shape for p in parts]
+[TensorShape([None]), TensorShape([None])]
+>>> mg.Session(g).run(parts)
+[array([10, 20, 50], dtype=int32), array([30, 40], dtype=int32)]
+""",
+)
+
+
+# Up to this many partitions, a mask and a compress per partition beat a sort (measured:
+# 16M float32 into 2 / 4 / 8 parts 52 / 81 / 159 ms with masks, 210-250 ms sorting).
+_MASKED_PARTITIONS = 8
+
+
+def _partition_order(xp: Any, ids: Any, num_partitions: int) -> Any:
+    """Positions sorted stably by partition id.
+
+    NumPy's stable sort is a one-pass radix sort for 8- and 16-bit keys (about 7x
+    faster than its int32 merge sort), so the ids are narrowed first.
+    """
+    if num_partitions <= 1 << 8:
+        ids = ids.astype(xp.uint8)
+    elif num_partitions <= 1 << 16:
+        ids = ids.astype(xp.uint16)
+    return xp.argsort(ids, kind="stable")
+
+
+@register_kernel("DynamicPartition", "CPU")
+def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) -> Any:
+    xp = ctx.xp
+    n = ctx.attrs["num_partitions"]
+    if tuple(data.shape[: partitions.ndim]) != tuple(partitions.shape):
+        ctx.fail(
+            f"data.shape must start with partitions.shape, got data.shape = "
+            f"{_shape_str(data.shape)}, partitions.shape = {_shape_str(partitions.shape)}"
+        )
+    _check_partitions(ctx.fail, partitions, n)
+    extra = tuple(data.shape[partitions.ndim :])
+    ids = partitions.reshape(-1)
+    rows = _rows(xp, data, ids.size, _prod(extra))
+    if n <= _MASKED_PARTITIONS:
+        # One boolean mask and one compress pass per partition, no sort.
+        parts = [xp.compress(ids == k, rows, axis=0) for k in range(n)]
+    else:
+        # A stable counting sort: one gather into one buffer, split into views.
+        ends = xp.cumsum(xp.bincount(ids, minlength=n))[:-1]
+        grouped = xp.take(rows, _partition_order(xp, ids, n), axis=0)
+        parts = xp.split(grouped, [int(e) for e in ends.tolist()])
+    return [_unrows(p, data.dtype, extra) for p in parts]
+
+
+DynamicPartition = make_wrapper_class(DYNAMIC_PARTITION)
+dynamic_partition = make_builder(DYNAMIC_PARTITION, "dynamic_partition")
+
+
+__all__ = ["DynamicStitch", "ParallelDynamicStitch", "DynamicPartition", *BUILDERS]
