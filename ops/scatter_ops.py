@@ -1,4 +1,931 @@
-"""(being written) — see ops/__init__.py."""
+"""Scatter and gather by index rows: ScatterNd, TensorScatter{Update,Add,Sub,Min,Max}, GatherNd.
 
-BUILDERS: tuple[str, ...] = ()
-__all__: list[str] = []
+The six scatter ops share one shape helper (TensorFlow's ScatterNdShapeHelper),
+one chain of kernel checks and one kernel core, parameterised by the rule that
+combines an update with the value already there; ``_tensor_scatter`` declares
+and registers one TensorScatter* op from its rule. Every kernel turns index
+rows into flat row offsets (one dot against the strides) and works on a
+``[rows, slice]`` view, so no Python loop runs over rows or elements.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from minigraph import config, dtypes
+from minigraph.graph import Output
+from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
+from minigraph.kernel import KernelContext
+from minigraph.ops.array_ops import _host_int, multi_index
+from minigraph.registry import define_op, register_kernel
+from minigraph.shapes import (
+    ShapeError,
+    TensorShape,
+    merge,
+    unknown_shape,
+    with_rank,
+    with_rank_at_least,
+)
+from minigraph.wrappers import make_builder, make_wrapper_class
+
+BUILDERS = (
+    "scatter_nd",
+    "tensor_scatter_nd_update",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_min",
+    "tensor_scatter_nd_max",
+    "gather_nd",
+)
+
+
+def _type_set(types: Sequence[dtypes.DType]) -> str:
+    return "{" + ", ".join(d.name for d in types) + "}"
+
+
+_NUMBER_OR_BOOL = _type_set(dtypes.ALL_TYPES)
+_NUMBER = _type_set(dtypes.NUMBER_TYPES)
+_REAL = _type_set(dtypes.REAL_NUMBER_TYPES)
+_INDEX_TYPES = "{int32, int64}"
+_POLICY = "bad_indices_policy: {'', 'DEFAULT', 'ERROR', 'IGNORE'} = ''"
+
+# Combine = fn(xp, out_rows, flat, update_rows): applies the update rows in place.
+Combine = Callable[[Any, Any, Any, Any], None]
+
+
+def _dbg(dims: Sequence[int]) -> str:
+    """TensorShape::DebugString of a concrete shape: ``[2,3]``."""
+    return "[" + ",".join(str(int(d)) for d in dims) + "]"
+
+
+# -- Index rows -> flat row offsets (shared by every kernel) ----------------------
+
+
+def _row_offsets(
+    xp: Any, indices: Any, dims: tuple[int, ...], ignore: bool, fail: Callable[..., NoReturn]
+) -> tuple[Any, Any]:
+    """Flat offsets of the index rows into ``dims``, and the mask of bad rows (or None).
+
+    A row is bad unless ``0 <= i < dim`` for each entry (negatives never wrap).
+    Unless ``ignore``, the first bad row fails: ``fail(position, values)``.
+    """
+    ix = len(dims)
+    rows = math.prod(indices.shape[:-1])
+    idx = indices.reshape(rows, ix)
+    if ix == 0:
+        return xp.zeros(rows, np.int64), None
+    # TensorFlow's FastBoundsCheck: as unsigned, a negative index is too large, so one
+    # comparison per entry. Dims are capped at 2**(bits-1): every valid index is below it.
+    unsigned = idx.view(f"u{idx.dtype.itemsize}")
+    cap = 2 ** (8 * idx.dtype.itemsize - 1)
+    bad = unsigned >= xp.asarray([min(d, cap) for d in dims], dtype=unsigned.dtype)
+    bad = bad[:, 0] if ix == 1 else bad.any(axis=1)
+    if not bool(bad.any()):
+        bad = None
+    elif not ignore:
+        pos = int(xp.argmax(bad))
+        fail(pos, [int(v) for v in idx[pos].tolist()])
+    if ix == 1:
+        return idx[:, 0], bad
+    strides = [math.prod(dims[k + 1 :]) for k in range(ix)]
+    return idx.astype(np.int64, copy=False) @ xp.asarray(strides, dtype=np.int64), bad
+
+
+def _rows_view(x: Any, n_rows: int) -> Any:
+    """``x`` as ``[n_rows, slice]``, or ``[n_rows]`` when slices are single elements.
+
+    The 1-D form lets ``ufunc.at`` and fancy indexing take their fast element paths.
+    """
+    slice_size = x.size // n_rows if n_rows else 0
+    return x.reshape(n_rows) if slice_size == 1 else x.reshape(n_rows, slice_size)
+
+
+# Use a position table over the output rows while it is at most this many entries per
+# update row; beyond that, sorting the offsets costs less than touching the table.
+_TABLE_ROWS_PER_UPDATE = 64
+
+
+def _occurrences(xp: Any, flat: Any, n_rows: int, last: bool) -> Any | None:
+    """Mask of the first (or last) row of each distinct offset; None when all differ."""
+    n = int(flat.shape[0])
+    if n < 2:
+        return None
+    pos_type = np.int32 if n < 2**31 else np.int64
+    pos = xp.arange(n, dtype=pos_type)
+    if n_rows <= _TABLE_ROWS_PER_UPDATE * n:
+        table = xp.empty(n_rows, pos_type)
+        table[flat] = pos  # any writer: it only initialises the entries read below
+        # Integer max/min: order-free, so deterministic with GPU atomics too.
+        (xp.maximum if last else xp.minimum).at(table, flat, pos)
+        mask = table[flat] == pos
+    else:
+        _, where = xp.unique(flat[::-1] if last else flat, return_index=True)
+        mask = xp.zeros(n, bool)
+        mask[n - 1 - where if last else where] = True
+    return None if bool(mask.all()) else mask
+
+
+# -- Combining rules ------------------------------------------------------------------
+
+
+def _select(xp: Any, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
+    """The offsets and update rows where ``mask`` holds (``take`` beats boolean indexing)."""
+    where = xp.flatnonzero(mask)
+    return xp.take(flat, where), xp.take(upd, where, axis=0)
+
+
+def _assign(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+    """TensorScatterUpdate: the last update in index order wins."""
+    last = _occurrences(xp, flat, out.shape[0], last=True)
+    if last is not None:
+        flat, upd = _select(xp, last, flat, upd)
+    out[flat] = upd  # the offsets are distinct now, so the assignment is well defined
+
+
+def _accumulate(ufunc_name: str) -> Combine:
+    """ScatterNd, TensorScatterAdd/Sub: ``out = out op upd`` row after row, in index order,
+    so float sums round as TensorFlow's CPU loop does; integers wrap."""
+
+    def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+        ufunc = getattr(xp, ufunc_name)
+        if xp is not np and out.dtype.kind in "fc" and config.op_determinism_enabled():
+            _sorted_accumulate(xp, ufunc, out, flat, upd)
+            return
+        if out.ndim == 1:
+            ufunc.at(out, flat, upd)  # on a GPU: CuPy's ufunc.at, atomics
+            return
+        # ufunc.at is slow for slices: each offset's first row goes in one vectorised
+        # read-modify-write, and only the repeats through ufunc.at (sequential, in index
+        # order), so per offset it is still ((out op u1) op u2) op ...
+        first = _occurrences(xp, flat, out.shape[0], last=False)
+        rows, head = (flat, upd) if first is None else _select(xp, first, flat, upd)
+        cur = xp.take(out, rows, axis=0)
+        out[rows] = ufunc(cur, head, out=cur)
+        if first is not None:
+            ufunc.at(out, *_select(xp, ~first, flat, upd))
+
+    return combine
+
+
+def _sorted_accumulate(xp: Any, ufunc: Any, out: Any, flat: Any, upd: Any) -> None:
+    """Bitwise-reproducible float accumulation for the GPU (``enable_op_determinism``).
+
+    GPU ``ufunc.at`` uses atomics, whose order (and so rounding) changes from run to run.
+    Here the updates are sorted stably by offset and each offset's updates summed by one
+    ``add.reduceat`` in a fixed order, then combined with the output once.
+    """
+    if flat.shape[0] == 0:
+        return
+    order = xp.argsort(flat, kind="stable")
+    flat, upd = xp.take(flat, order), xp.take(upd, order, axis=0)
+    starts = xp.flatnonzero(xp.concatenate([xp.ones(1, bool), flat[1:] != flat[:-1]]))
+    sums = xp.add.reduceat(upd, starts, axis=0)
+    targets = xp.take(flat, starts)
+    out[targets] = ufunc(xp.take(out, targets, axis=0), sums)
+
+
+def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
+    """TensorScatterMin/Max: an update replaces only if ``upd < out`` (``>``), in index order.
+
+    Per element that leaves the first of (out, u1, u2, ...) that equals the extreme of
+    the non-NaN values, unless out is NaN: a NaN update never wins, a NaN already
+    there stays, and of 0.0 and -0.0 the earlier stays. Each offset's first row goes
+    in one vectorised step; the repeats are reduced per offset on rows sorted stably
+    by offset. No ``ufunc.at``: NumPy's minimum breaks ties between 0.0 and -0.0
+    differently for float16 and float32.
+    """
+    less = ufunc_name == "minimum"
+
+    def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:
+        cur = xp.take(out, targets, axis=0)
+        out[targets] = xp.where(upd < cur if less else upd > cur, upd, cur)
+
+    def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+        first = _occurrences(xp, flat, out.shape[0], last=False)
+        if first is None:
+            apply(xp, out, flat, upd)
+            return
+        apply(xp, out, *_select(xp, first, flat, upd))
+        flat, upd = _select(xp, ~first, flat, upd)
+        order = xp.argsort(flat, kind="stable")
+        flat, upd = xp.take(flat, order), xp.take(upd, order, axis=0)
+        if upd.dtype.kind == "f":
+            nan = xp.isnan(upd)
+            if bool(nan.any()):
+                upd = xp.where(nan, nan_fill, upd)  # never replaces anything
+        n = flat.shape[0]
+        starts = xp.flatnonzero(xp.concatenate([xp.ones(1, bool), flat[1:] != flat[:-1]]))
+        extreme = getattr(xp, ufunc_name).reduceat(upd, starts, axis=0)
+        if upd.dtype.kind == "f" and bool((extreme == 0).any()):
+            # Which zero: the first row of each offset that holds the extreme keeps its bits.
+            hit = upd == xp.repeat(extreme, xp.diff(xp.append(starts, n)), axis=0)
+            rows = xp.arange(n).reshape((n,) + (1,) * (upd.ndim - 1))
+            first_hit = xp.minimum.reduceat(xp.where(hit, rows, n), starts, axis=0)
+            extreme = xp.take_along_axis(upd, first_hit, axis=0)
+        apply(xp, out, xp.take(flat, starts), extreme)
+
+    return combine
+
+
+# -- Scatter checks, in TensorFlow's order ----------------------------------------------
+
+
+def _valid_empty(n_out: int, n_indices: int, n_updates: int) -> bool:
+    """ValidEmptyOutputShape: no updates at all, or output, indices and updates all non-empty."""
+    if n_indices == 0 and n_updates == 0:
+        return True
+    return n_out != 0 and n_indices != 0 and n_updates != 0
+
+
+def _rank_checks(fail: Callable[[str], NoReturn], ind: tuple, upd: tuple) -> None:
+    if len(ind) < 1:
+        fail(f"Indices shape must have rank at least one. Found:{_dbg(ind)}")
+    if len(upd) < 1:
+        fail(f"Updates shape must have rank at least one. Found:{_dbg(upd)}")
+
+
+def _scatter_nd_checks(
+    fail: Callable[[str], NoReturn], out: tuple, ind: tuple, upd: tuple, shape_len: int
+) -> None:
+    """ScatterNd's own kernel checks (``shape_len``: elements of the ``shape`` input)."""
+    _rank_checks(fail, ind, upd)
+    for d in out:
+        if d < 0:
+            fail(f"Dimension {d} must be >= 0")
+    # TensorFlow counts the elements of the shape vector here, not of the output.
+    if not _valid_empty(shape_len, math.prod(ind), math.prod(upd)):
+        fail("Indices and updates specified for empty output shape")
+    outer, ix = len(ind) - 1, ind[-1]
+    if tuple(upd[:outer]) != tuple(ind[:outer]):
+        fail(
+            f"Dimensions [0,{outer}) of indices[shape={_dbg(ind)}] must match dimensions "
+            f"[0,{outer}) of updates[shape={_dbg(upd)}]"
+        )
+    if len(upd) - outer != len(out) - ix or tuple(upd[outer:]) != tuple(out[ix:]):
+        fail(
+            f"Dimensions [{ix},{len(out)}) of input[shape={_dbg(out)}] must match dimensions "
+            f"[{outer},{len(upd)}) of updates[shape={_dbg(upd)}]"
+        )
+
+
+def _tensor_scatter_checks(
+    fail: Callable[[str], NoReturn], out: tuple, ind: tuple, upd: tuple
+) -> None:
+    """TensorScatter*'s own kernel checks."""
+    _rank_checks(fail, ind, upd)
+    if not _valid_empty(math.prod(out), math.prod(ind), math.prod(upd)):
+        fail("Indices and updates specified for empty output shape")
+    outer, ix = len(ind) - 1, ind[-1]
+    if tuple(upd[:outer]) != tuple(ind[:outer]):
+        fail(
+            "Outer dimensions of indices and update must match. Indices shape: "
+            f"{_dbg(ind)}, updates shape:{_dbg(upd)}"
+        )
+    if len(upd) - outer != len(out) - ix:
+        fail(
+            "Inner dimensions of output shape must match inner dimensions of updates shape. "
+            f"Output: {_dbg(out)} updates: {_dbg(upd)}"
+        )
+    if tuple(upd[outer:]) != tuple(out[ix:]):
+        fail(
+            f"The inner {len(out) - ix} dimensions of output.shape={_dbg(out)} must match the "
+            f"inner {len(upd) - outer} dimensions of updates.shape={_dbg(upd)}"
+        )
+
+
+def _do_scatter_nd_checks(
+    fail: Callable[[str], NoReturn], out: tuple, ind: tuple, upd: tuple
+) -> None:
+    """DoScatterNd's checks, which every scatter op ends with (PrepareAndValidateInputs)."""
+    if len(out) < 1:
+        fail(f"Output must be at least 1-D, got shape: {_dbg(out)}")
+    n_out = math.prod(out)
+    if not _valid_empty(n_out, math.prod(ind), math.prod(upd)):
+        fail(f"Indices and updates specified for empty output.  indices shape: {_dbg(ind)}")
+    if upd[0] != ind[0]:
+        fail(
+            f"Dimensions [0,1) of indices[shape={_dbg(ind)}] = {ind[0]} must match dimensions "
+            f"[0,1) of updates[shape={_dbg(upd)}] = {upd[0]}"
+        )
+    # ValidateScatterNdUpdateShape: rank-1 indices count as one row of depth 1 here,
+    # which the checks before contradict, so they only pass with nothing to scatter.
+    slice_dim = ind[-1] if len(ind) > 1 else 1
+    batch_dim = len(ind) - 1 if len(ind) > 1 else 1
+    prefix = (
+        f"Dimensions [0,{batch_dim}) of indices[shape={_dbg(ind)}] must match dimensions "
+        f"[0,{batch_dim}) of updates[shape={_dbg(upd)}]"
+    )
+    suffix = (
+        f"Dimensions [{slice_dim},{len(out)}) of input[shape={_dbg(out)}] must match "
+        f"dimensions [{slice_dim},{len(upd)}) of updates[shape={_dbg(upd)}]"
+    )
+    if len(upd) < batch_dim:
+        fail(prefix)
+    if len(upd) != batch_dim + len(out) - slice_dim:
+        fail(suffix)
+    if tuple(upd[:batch_dim]) != tuple(ind[:batch_dim]):
+        fail(prefix)
+    if tuple(upd[batch_dim:]) != tuple(out[slice_dim:]):
+        fail(suffix)
+    if n_out and slice_dim == 0:
+        fail(
+            f"Only indices.shape[-1] values between 1 and {len(out)} are currently supported.  "
+            f"Requested rank: {slice_dim}"
+        )
+
+
+def _scatter_index_fail(
+    fail: Callable[[str], NoReturn], ind: tuple, out: tuple
+) -> Callable[[int, list[int]], NoReturn]:
+    def bad_row(pos: int, values: list[int]) -> NoReturn:
+        fail(
+            f"indices{multi_index(tuple(ind[:-1]), pos)} = [{', '.join(map(str, values))}] "
+            f"does not index into shape {_dbg(out)}"
+        )
+
+    return bad_row
+
+
+# -- The shared scatter kernel core ------------------------------------------------------
+
+
+def _update_rows(
+    ctx: KernelContext, out_dims: tuple[int, ...], indices: Any, updates: Any
+) -> tuple[int, Any, Any] | None:
+    """(output rows, flat offsets, update rows) to apply, bad rows dropped under IGNORE."""
+    ix = indices.shape[-1]
+    ignore = ctx.attrs["bad_indices_policy"] == "IGNORE"
+    bad_row = _scatter_index_fail(ctx.fail, indices.shape, out_dims)
+    flat, bad = _row_offsets(ctx.xp, indices, tuple(out_dims[:ix]), ignore, bad_row)
+    upd = _rows_view(updates, flat.shape[0])
+    if bad is not None:
+        flat, upd = _select(ctx.xp, ~bad, flat, upd)
+    return (math.prod(out_dims[:ix]), flat, upd) if flat.shape[0] else None
+
+
+def _scatter(
+    ctx: KernelContext,
+    tensor: Any | None,
+    out_dims: tuple[int, ...],
+    indices: Any,
+    updates: Any,
+    combine: Combine,
+) -> Any:
+    """DoScatterNd: into zeros (``tensor`` None: ScatterNd) or into ``tensor``, in place when
+    the executor hands this kernel its buffer, else into a copy."""
+    _do_scatter_nd_checks(ctx.fail, out_dims, indices.shape, updates.shape)
+    out = ctx.allocate(out_dims, updates.dtype, fill=0) if tensor is None else None
+    work = _update_rows(ctx, out_dims, indices, updates) if math.prod(out_dims) else None
+    if out is None:
+        out = ctx.forwarded((tensor,), tensor.shape, tensor.dtype)  # never indices or updates
+        if out is None:
+            out = ctx.allocate(tensor.shape, tensor.dtype)
+            out[...] = tensor
+    if work is not None:
+        n_rows, flat, upd = work
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, silently
+            combine(ctx.xp, _rows_view(out, n_rows), flat, upd)
+    return out
+
+
+# -- Shape functions -----------------------------------------------------------------------
+
+
+def _num_elements(s: TensorShape) -> int | None:
+    """InferenceContext::NumElements: 0 as soon as one known dim is 0."""
+    if s.rank is None:
+        return None
+    if 0 in s.dims:
+        return 0
+    return s.num_elements()
+
+
+def _scatter_nd_shape_helper(
+    c: InferenceContext, ind: TensorShape, upd: TensorShape, out: TensorShape
+) -> None:
+    """TensorFlow's ScatterNdShapeHelper: empty output, then prefix and suffix dims."""
+    if _num_elements(out) == 0 and ((_num_elements(ind) or 0) > 0 or (_num_elements(upd) or 0) > 0):
+        c.fail("Indices and updates specified for empty input")
+    if ind.rank is None or upd.rank is None or upd.rank == 0 or ind[-1] is None:
+        return
+    outer, ix = ind.rank - 1, ind[-1]
+    pre_ind, pre_upd = ind[:outer], upd[:outer]
+    try:
+        merge(pre_ind, pre_upd)
+    except ShapeError as e:
+        c.fail(
+            f"Dimensions [0,{outer}) of indices[shape={ind}] = {pre_ind} must match dimensions "
+            f"[0,{outer}) of updates[shape={upd}] = {pre_upd}: {e}"
+        )
+    suf_out, suf_upd = out[ix:], upd[outer:]
+    try:
+        merge(suf_out, suf_upd)
+    except ShapeError as e:
+        c.fail(
+            f"Dimensions [{ix},{out.rank}) of input[shape={out}] = {suf_out} must match "
+            f"dimensions [{outer},{upd.rank}) of updates[shape={upd}] = {suf_upd}: {e}"
+        )
+
+
+def _known_scatter_checks(
+    c: InferenceContext, out: TensorShape, indices: TensorSpec, upd: TensorShape, own: Callable
+) -> None:
+    """With every shape known, the kernel's checks (``own`` first) run at build time, and
+    so does the index check for constant indices: such a graph can never run."""
+    ind = indices.shape
+    if not (out.is_fully_defined() and ind.is_fully_defined() and upd.is_fully_defined()):
+        return
+    own(c.fail, out.dims, ind.dims, upd.dims)
+    _do_scatter_nd_checks(c.fail, out.dims, ind.dims, upd.dims)
+    if (
+        indices.value is not None
+        and out.num_elements()
+        and c.attrs["bad_indices_policy"] != "IGNORE"
+    ):
+        dims = out.dims[: ind.dims[-1]]
+        _row_offsets(
+            np, indices.value, dims, False, _scatter_index_fail(c.fail, ind.dims, out.dims)
+        )
+
+
+def _scatter_nd_shape(
+    c: InferenceContext, indices: TensorSpec, updates: TensorSpec, shape: TensorSpec
+) -> TensorShape:
+    ind = with_rank_at_least(indices.shape, 1)
+    upd = with_rank_at_least(updates.shape, 1)
+    with_rank(shape.shape, 1)
+    out = shape_from_value(c, shape)
+    _scatter_nd_shape_helper(c, ind, upd, out)
+    own = functools.partial(_scatter_nd_checks, shape_len=out.rank or 0)
+    _known_scatter_checks(c, out, indices, upd, own)
+    return out
+
+
+def _tensor_scatter_shape(
+    c: InferenceContext, tensor: TensorSpec, indices: TensorSpec, updates: TensorSpec
+) -> TensorShape:
+    out = with_rank_at_least(tensor.shape, 1)
+    ind = with_rank_at_least(indices.shape, 1)
+    upd = with_rank_at_least(updates.shape, 1)
+    _scatter_nd_shape_helper(c, ind, upd, out)
+    _known_scatter_checks(c, out, indices, upd, _tensor_scatter_checks)
+    return out
+
+
+# -- Docs ----------------------------------------------------------------------------------
+
+
+def _scatter_doc(summary: str, rule: str, inputs: str, run_errors: str, example: str) -> str:
+    """One scatter op's page: what it does, the index rules, inputs, errors, examples."""
+    return f"""\
+{summary}
+
+{rule}
+
+``indices`` is an integer tensor of rank >= 2 whose last dim ``ix = indices.shape[-1]``
+(``1 <= ix <= rank(output)``) is the depth of an index row: row ``indices[b...]``
+selects the element (``ix == rank``) or the slice ``output[indices[b...]]``
+(``ix < rank``) that ``updates[b...]`` goes to, so ``updates.shape ==
+indices.shape[:-1] + output.shape[ix:]``. An index must be in ``[0, dim)``;
+negative indices never wrap.
+
+Inputs and attrs:
+{inputs}
+- ``indices``: int32 or int64 (``Tindices``), rank >= 2.
+- ``bad_indices_policy``: ``''``, ``'DEFAULT'`` or ``'ERROR'`` (the default: an
+  out-of-range row is an error naming the first bad row), or ``'IGNORE'`` (bad
+  rows are skipped). Any other value is rejected at build time.
+
+Errors, in TensorFlow's wording: InvalidArgumentError naming the node, at build
+time when the shapes (or constant indices) already prove them, else at run time.
+- ``Shape must be at least rank 1 but is rank 0``.
+- ``Indices and updates specified for empty input`` (at run time ``... empty
+  output shape`` or ``... empty output.  indices shape: [1,1]``): something to
+  scatter, but nothing to scatter it into.
+- ``Dimensions [0,2) of indices[shape=[3,2,2]] = [3,2] must match dimensions
+  [0,2) of updates[shape=[2,2,2]] = [2,2]: ...``, and the same for the trailing
+  dims, ``Dimensions [1,2) of input[shape=[2,2]] = [2] must match dimensions
+  [1,2) of updates[shape=[2,3]] = [3]: ...``; at run time {run_errors}. Rank-1
+  ``indices`` fail this way whenever there is something to scatter.
+- ``indices[2] = [7] does not index into shape [6]``: the first bad row, where
+  it is in ``indices.shape[:-1]`` and its values (TensorFlow names the last).
+- ResourceExhaustedError, before allocating, for an output too large to hold.
+
+{example}
+"""
+
+
+_TENSOR_SCATTER_INTRO = (
+    "Like ScatterNd, but into a copy of ``tensor`` instead of zeros. When the executor "
+    "says the buffer of ``tensor`` is not fed, not a constant and has no other consumer, "
+    "it is updated in place and becomes the output; the result is the same."
+)
+_TENSOR_SCATTER_RUN_ERRORS = (
+    "``Outer dimensions of indices and update must match. ...``, ``Inner dimensions of "
+    "output shape must match inner dimensions of updates shape. ...`` or ``The inner 1 "
+    "dimensions of output.shape=[2,2] must match the inner 1 dimensions of "
+    "updates.shape=[2,3]``"
+)
+
+
+def _tensor_scatter_doc(summary: str, rule: str, types: str, example: str) -> str:
+    inputs = (
+        f"- ``tensor``: {types} (``T``), rank >= 1; the output has its shape and dtype.\n"
+        "- ``updates``: ``T``, shape ``indices.shape[:-1] + tensor.shape[ix:]``."
+    )
+    rule = f"{_TENSOR_SCATTER_INTRO} {rule}"
+    return _scatter_doc(summary, rule, inputs, _TENSOR_SCATTER_RUN_ERRORS, example)
+
+
+# -- ScatterNd ---------------------------------------------------------------------------
+
+SCATTER_ND = define_op(
+    "ScatterNd",
+    inputs=["indices: Tindices", "updates: T", "shape: Tindices"],
+    outputs=["output: T"],
+    attrs=[f"T: {_NUMBER_OR_BOOL}", f"Tindices: {_INDEX_TYPES}", _POLICY],
+    shape_fn=_scatter_nd_shape,
+    host_inputs=["shape"],
+    doc=_scatter_doc(
+        "Scatters ``updates`` at ``indices`` into a new tensor of zeros of shape ``shape``.",
+        "Duplicate index rows add up, in index order (bool updates combine with OR); "
+        "integer sums wrap around. The output has dtype ``T`` and shape ``shape``; "
+        "shape inference reads a constant ``shape`` (``-1`` entries become unknown dims), "
+        "else gives ``len(shape)`` unknown dims. Without duplicates it undoes GatherNd.",
+        "- ``updates``: any numeric dtype or bool (``T``), shape "
+        "``indices.shape[:-1] + shape[ix:]``.\n"
+        "- ``shape``: 1-D with the dtype of ``indices``, values >= 0; host memory.",
+        "``Dimensions [0,2) of indices[shape=[3,2,2]] must match dimensions [0,2) of "
+        "updates[shape=[2,2,2]]`` or ``Dimensions [1,3) of input[shape=[2,2,2]] must match "
+        "dimensions [2,2) of updates[shape=[2,2]]``; a bad ``shape`` gives ``Invalid value "
+        "in tensor used for shape: -2`` (run time: ``Dimension -2 must be >= 0``)",
+        """\
+Examples: elements into a vector (``shape`` takes the dtype of ``indices``), and
+two 2x2 slices into the first dim of a ``[3, 2, 2]`` tensor:
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     out = mg.scatter_nd([[4], [3], [1], [7]], [9, 10, 11, 12], [8])
+...     slices = mg.scatter_nd([[0], [2]], [[[5, 5], [6, 6]], [[7, 7], [8, 8]]], [3, 2, 2])
+...     dup = mg.scatter_nd([[1], [1]], [2.5, 4.0], [3])
+>>> sess = mg.Session(g)
+>>> sess.run(out)
+array([ 0, 11,  0, 10,  9,  0,  0, 12], dtype=int32)
+>>> sess.run(slices)[[0, 2]].tolist(), sess.run(slices)[1].tolist()
+([[[5, 5], [6, 6]], [[7, 7], [8, 8]]], [[0, 0], [0, 0]])
+>>> sess.run(dup)
+array([0. , 6.5, 0. ], dtype=float32)""",
+    ),
+)
+
+
+@register_kernel("ScatterNd", "CPU", "GPU")
+def _scatter_nd_kernel(ctx: KernelContext, indices: Any, updates: Any, shape: Any) -> Any:
+    shape = _host_int(ctx, shape)
+    dims = tuple(int(d) for d in shape.reshape(-1).tolist())
+    _scatter_nd_checks(ctx.fail, dims, indices.shape, updates.shape, shape.size)
+    if shape.ndim != 1:
+        ctx.fail("Shape must be a vector")
+    return _scatter(ctx, None, dims, indices, updates, _ADD)
+
+
+_ADD = _accumulate("add")
+ScatterNd = make_wrapper_class(SCATTER_ND)
+_scatter_nd = make_builder(SCATTER_ND, "scatter_nd")
+
+
+def scatter_nd(
+    indices: Any, updates: Any, shape: Any, name: str | None = None, *, bad_indices_policy: str = ""
+) -> Output:
+    return _scatter_nd(indices, updates, shape, bad_indices_policy=bad_indices_policy, name=name)
+
+
+scatter_nd.__doc__ = SCATTER_ND.doc
+
+
+# -- TensorScatterUpdate, Add, Sub, Min, Max: one factory --------------------------------
+
+
+def _tensor_scatter(
+    op_type: str, builder_name: str, types: str, combine: Combine, doc: str
+) -> tuple[type, Callable[..., Output]]:
+    """Declare and register one TensorScatter* op; returns its class and builder."""
+    op_def = define_op(
+        op_type,
+        inputs=["tensor: T", "indices: Tindices", "updates: T"],
+        outputs=["output: T"],
+        attrs=[f"T: {types}", f"Tindices: {_INDEX_TYPES}", _POLICY],
+        shape_fn=_tensor_scatter_shape,
+        doc=doc,
+    )
+
+    def kernel(ctx: KernelContext, tensor: Any, indices: Any, updates: Any) -> Any:
+        _tensor_scatter_checks(ctx.fail, tensor.shape, indices.shape, updates.shape)
+        return _scatter(ctx, tensor, tensor.shape, indices, updates, combine)
+
+    kernel.__name__ = kernel.__qualname__ = f"_{builder_name}_kernel"
+    register_kernel(op_type, "CPU", "GPU")(kernel)
+    generated = make_builder(op_def, builder_name)
+
+    def builder(
+        tensor: Any,
+        indices: Any,
+        updates: Any,
+        name: str | None = None,
+        *,
+        bad_indices_policy: str = "",
+    ) -> Output:
+        return generated(tensor, indices, updates, bad_indices_policy=bad_indices_policy, name=name)
+
+    builder.__name__ = builder.__qualname__ = builder_name
+    builder.__doc__ = doc
+    return make_wrapper_class(op_def), builder
+
+
+def _example(builder: str, tensor: str, updates: str, expected: str) -> str:
+    """A doctest: ``builder`` on ``tensor`` at rows 4, 3, 1 and 7."""
+    return f"""\
+Example:
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     out = mg.{builder}({tensor}, [[4], [3], [1], [7]], {updates})
+>>> mg.Session(g).run(out)
+{expected}"""
+
+
+_ONES = "mg.ones([8], mg.int32)"
+TensorScatterUpdate, tensor_scatter_nd_update = _tensor_scatter(
+    "TensorScatterUpdate",
+    "tensor_scatter_nd_update",
+    _NUMBER_OR_BOOL,
+    _assign,
+    _tensor_scatter_doc(
+        "Scatters ``updates`` at ``indices`` into a copy of ``tensor``, replacing values.",
+        "Duplicate index rows are not summed: the last update in index order wins, on "
+        "every device and every run (TensorFlow's GPU kernel leaves the winner undefined).",
+        "any numeric dtype or bool",
+        _example(
+            "tensor_scatter_nd_update",
+            "[0] * 8",
+            "[9, 10, 11, 12]",
+            "array([ 0, 11,  0, 10,  9,  0,  0, 12], dtype=int32)",
+        )
+        + """
+
+Elements of a matrix, whole rows, and a duplicate (the last one wins):
+
+>>> with g.as_default():
+...     two = mg.tensor_scatter_nd_update([[1, 1], [1, 1], [1, 1]], [[0, 1], [2, 0]], [5, 10])
+...     rows = mg.tensor_scatter_nd_update(mg.zeros([3, 2]), [[2]], [[1.0, 2.0]])
+...     dup = mg.tensor_scatter_nd_update([0, 0, 0], [[1], [1]], [4, 8])
+>>> mg.Session(g).run(two).tolist(), mg.Session(g).run(rows).tolist()
+([[1, 5], [1, 1], [10, 1]], [[0.0, 0.0], [0.0, 0.0], [1.0, 2.0]])
+>>> mg.Session(g).run(dup)
+array([0, 8, 0], dtype=int32)""",
+    ),
+)
+TensorScatterAdd, tensor_scatter_nd_add = _tensor_scatter(
+    "TensorScatterAdd",
+    "tensor_scatter_nd_add",
+    _NUMBER,
+    _ADD,
+    _tensor_scatter_doc(
+        "Adds ``updates`` at ``indices`` into a copy of ``tensor``.",
+        "Duplicate index rows all add, in index order, so float sums round as TensorFlow's "
+        "CPU kernel does; integer sums wrap around (int32 max + 1 is int32 min).",
+        "any numeric dtype (no bool)",
+        _example(
+            "tensor_scatter_nd_add",
+            _ONES,
+            "[9, 10, 11, 12]",
+            "array([ 1, 12,  1, 11, 10,  1,  1, 13], dtype=int32)",
+        ),
+    ),
+)
+TensorScatterSub, tensor_scatter_nd_sub = _tensor_scatter(
+    "TensorScatterSub",
+    "tensor_scatter_nd_sub",
+    _NUMBER,
+    _accumulate("subtract"),
+    _tensor_scatter_doc(
+        "Subtracts ``updates`` at ``indices`` from a copy of ``tensor``.",
+        "Duplicate index rows all subtract, in index order; integer results wrap around.",
+        "any numeric dtype (no bool)",
+        _example(
+            "tensor_scatter_nd_sub",
+            _ONES,
+            "[9, 10, 11, 12]",
+            "array([  1, -10,   1,  -9,  -8,   1,   1, -11], dtype=int32)",
+        ),
+    ),
+)
+_MIN_MAX_RULE = (
+    "An update replaces the value only if it is {cmp} (strictly), applied in index order "
+    "as TensorFlow's CPU kernel does: a NaN update never wins and a NaN already in "
+    "``tensor`` stays ({nan}), and of equal values the earlier stays ({zero}). Neither "
+    "``np.{fn}`` nor ``np.f{fn2}`` gives this rule."
+)
+TensorScatterMin, tensor_scatter_nd_min = _tensor_scatter(
+    "TensorScatterMin",
+    "tensor_scatter_nd_min",
+    _REAL,
+    _extremum("minimum", np.inf),
+    _tensor_scatter_doc(
+        "Takes the minimum of a copy of ``tensor`` and ``updates`` at ``indices``.",
+        _MIN_MAX_RULE.format(
+            cmp="less",
+            nan="``min(1, nan) = 1``, ``min(nan, 0) = nan``",
+            zero="``min(0.0, -0.0) = 0.0``",
+            fn="minimum",
+            fn2="min",
+        ),
+        "any real numeric dtype (no complex, no bool)",
+        _example(
+            "tensor_scatter_nd_min",
+            _ONES,
+            "[0, 2, -1, 2]",
+            "array([ 1, -1,  1,  1,  0,  1,  1,  1], dtype=int32)",
+        ),
+    ),
+)
+TensorScatterMax, tensor_scatter_nd_max = _tensor_scatter(
+    "TensorScatterMax",
+    "tensor_scatter_nd_max",
+    _REAL,
+    _extremum("maximum", -np.inf),
+    _tensor_scatter_doc(
+        "Takes the maximum of a copy of ``tensor`` and ``updates`` at ``indices``.",
+        _MIN_MAX_RULE.format(
+            cmp="greater",
+            nan="``max(1, nan) = 1``, ``max(nan, 2) = nan``",
+            zero="``max(0.0, -0.0) = 0.0``",
+            fn="maximum",
+            fn2="max",
+        ),
+        "any real numeric dtype (no complex, no bool)",
+        _example(
+            "tensor_scatter_nd_max",
+            "[1.0] * 8",
+            "[0.0, 2.0, float('nan'), 2.0]",
+            "array([1., 1., 1., 2., 1., 1., 1., 2.], dtype=float32)",
+        ),
+    ),
+)
+
+
+# -- GatherNd ----------------------------------------------------------------------------
+
+
+def _gather_nd_checks(fail: Callable[[str], NoReturn], params: tuple, ind: tuple) -> None:
+    """DoGatherNd's shape checks, in order."""
+    if len(params) < 1:
+        fail("params must be at least a vector")
+    if len(ind) < 1:
+        fail("indices must be at least a vector")
+    if ind[-1] > len(params):
+        fail(
+            "index innermost dimension length must be <= params rank; saw: "
+            f"{ind[-1]} vs. {len(params)}"
+        )
+    if math.prod(ind[:-1]) > 0 and math.prod(params) == 0:
+        fail(f"Requested more than 0 entries, but params is empty.  Params shape: {_dbg(params)}")
+
+
+def _gather_index_fail(
+    fail: Callable[[str], NoReturn], node: str, ind: tuple, params: tuple
+) -> Callable[[int, list[int]], NoReturn]:
+    def bad_row(pos: int, values: list[int]) -> NoReturn:
+        fail(
+            f"indices{multi_index(tuple(ind[:-1]), pos)} = [{', '.join(map(str, values))}] "
+            f"does not index into param shape {_dbg(params)}, node name: {node}"
+        )
+
+    return bad_row
+
+
+def _gather_nd_shape(c: InferenceContext, params: TensorSpec, indices: TensorSpec) -> TensorShape:
+    ind = with_rank_at_least(indices.shape, 1)
+    p = params.shape
+    if p.rank is None or ind.rank is None or ind[-1] is None:
+        return unknown_shape()
+    ix = ind[-1]
+    if ix > p.rank:
+        c.fail(
+            "indices.shape[-1] must be <= params.rank, but saw indices shape: "
+            f"{ind} and params shape: {p}"
+        )
+    if p.is_fully_defined() and ind.is_fully_defined():
+        _gather_nd_checks(c.fail, p.dims, ind.dims)
+        if indices.value is not None and c.attrs["bad_indices_policy"] != "IGNORE":
+            bad_row = _gather_index_fail(c.fail, c.node_name, ind.dims, p.dims)
+            _row_offsets(np, indices.value, p.dims[:ix], False, bad_row)
+    return TensorShape(ind.dims[:-1] + p.dims[ix:])
+
+
+GATHER_ND = define_op(
+    "GatherNd",
+    inputs=["params: Tparams", "indices: Tindices"],
+    outputs=["output: Tparams"],
+    attrs=[f"Tparams: {_NUMBER_OR_BOOL}", "Tindices: {int16, int32, int64}", _POLICY],
+    shape_fn=_gather_nd_shape,
+    doc="""\
+Gathers elements or slices of ``params`` at index rows: the inverse of ScatterNd.
+
+``indices`` is an integer tensor of rank >= 1 whose last dim ``ix =
+indices.shape[-1]`` (``0 <= ix <= rank(params)``) is the depth of an index row:
+row ``indices[b...]`` picks ``params[indices[b...]]``, an element when ``ix ==
+rank(params)``, else a slice, so ``output.shape == indices.shape[:-1] +
+params.shape[ix:]`` (unknown when the rank of ``params`` or ``ix`` is). A rank-1
+``indices`` is one row; ``ix == 0`` copies all of ``params`` once per row;
+duplicate rows are fine. An index must be in ``[0, dim)``; negative indices never
+wrap. (``tf.gather_nd``'s ``batch_dims`` is a Python wrapper, not offered here.)
+
+Inputs and attrs:
+- ``params``: any numeric dtype or bool (``Tparams``), rank >= 1.
+- ``indices``: int16, int32 or int64 (``Tindices``), rank >= 1.
+- ``bad_indices_policy``: ``''``, ``'DEFAULT'`` or ``'ERROR'`` (the default: an
+  out-of-range row is an error naming the first bad row), or ``'IGNORE'`` (bad
+  rows give zeros). Any other value is rejected at build time.
+
+Errors, in TensorFlow's wording: InvalidArgumentError naming the node, at build
+time when the shapes (or constant indices) already prove them, else at run time.
+- ``Shape must be at least rank 1 but is rank 0`` (``indices must be at least a
+  vector``); ``params must be at least a vector``.
+- ``indices.shape[-1] must be <= params.rank, but saw indices shape: [1,2] and
+  params shape: [2]`` (``index innermost dimension length must be <= params
+  rank; saw: 2 vs. 1``).
+- ``Requested more than 0 entries, but params is empty.  Params shape: [0,3]``.
+- ``indices[0,1] = [7] does not index into param shape [3], node name: X``: the
+  first bad row (TensorFlow may name any bad row).
+- ResourceExhaustedError, before allocating, for an output too large to hold.
+
+Example:
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     rows = mg.gather_nd([[1, 2], [3, 4]], [[1], [0]])
+...     elems = mg.gather_nd([[1, 2], [3, 4]], [[0, 0], [1, 1]])
+...     one = mg.gather_nd([[1, 2], [3, 4]], [1, 0])
+>>> mg.Session(g).run([rows, elems, one])
+[array([[3, 4],
+       [1, 2]], dtype=int32), array([1, 4], dtype=int32), array(3, dtype=int32)]
+""",
+)
+
+
+@register_kernel("GatherNd", "CPU", "GPU")
+def _gather_nd_kernel(ctx: KernelContext, params: Any, indices: Any) -> Any:
+    xp = ctx.xp
+    _gather_nd_checks(ctx.fail, params.shape, indices.shape)
+    ix = indices.shape[-1]
+    out = ctx.allocate(indices.shape[:-1] + params.shape[ix:], params.dtype)
+    n_result = math.prod(indices.shape[:-1])
+    if n_result == 0 or out.size == 0:
+        return out
+    ignore = ctx.attrs["bad_indices_policy"] == "IGNORE"
+    bad_row = _gather_index_fail(ctx.fail, ctx.node_name, indices.shape, params.shape)
+    flat, bad = _row_offsets(xp, indices, params.shape[:ix], ignore, bad_row)
+    if bad is not None:
+        flat = xp.where(bad, 0, flat)  # row 0 exists: params is not empty
+    src = _rows_view(params, math.prod(params.shape[:ix]))
+    dst = _rows_view(out, n_result)
+    if xp is np:  # mode="clip" skips take's own bounds pass (the rows are checked above)
+        np.take(src, flat, axis=0, out=dst, mode="clip")
+    else:
+        dst[...] = xp.take(src, flat, axis=0)
+    if bad is not None:
+        dst[bad] = 0
+    return out
+
+
+GatherNd = make_wrapper_class(GATHER_ND)
+_gather_nd = make_builder(GATHER_ND, "gather_nd")
+
+
+def gather_nd(
+    params: Any, indices: Any, name: str | None = None, *, bad_indices_policy: str = ""
+) -> Output:
+    return _gather_nd(params, indices, bad_indices_policy=bad_indices_policy, name=name)
+
+
+gather_nd.__doc__ = GATHER_ND.doc
+
+__all__ = [
+    "ScatterNd",
+    "TensorScatterUpdate",
+    "TensorScatterAdd",
+    "TensorScatterSub",
+    "TensorScatterMin",
+    "TensorScatterMax",
+    "GatherNd",
+    *BUILDERS,
+]
