@@ -1,5 +1,7 @@
 """Process-wide switches: the debug knob and op determinism.
 
+``MINIGRAPH_SIMULATED_GPU=1`` makes "/gpu:0" a NumPy-backed stand-in, so the GPU path
+(placement, copies, the kernels' non-NumPy code) runs on machines without a GPU.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
 against what shape inference promised. ``set_check_outputs(True)`` turns on
@@ -18,12 +20,15 @@ __all__ = [
     "enable_op_determinism",
     "disable_op_determinism",
     "op_determinism_enabled",
+    "simulated_gpu",
+    "set_simulated_gpu",
 ]
 
 _state = {
     "debug": os.environ.get("MINIGRAPH_DEBUG", "") not in ("", "0"),
     "check_outputs": os.environ.get("MINIGRAPH_DEBUG", "") not in ("", "0"),
     "determinism": False,
+    "simulated_gpu": os.environ.get("MINIGRAPH_SIMULATED_GPU", "") not in ("", "0"),
 }
 
 
@@ -57,3 +62,12 @@ def disable_op_determinism() -> None:
 
 def op_determinism_enabled() -> bool:
     return _state["determinism"]
+
+
+def simulated_gpu() -> bool:
+    return _state["simulated_gpu"]
+
+
+def set_simulated_gpu(on: bool) -> None:
+    """Make "/gpu:0" a simulated GPU backed by NumPy (see minigraph.simulated_gpu)."""
+    _state["simulated_gpu"] = bool(on)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors
+from . import config, errors
 
 __all__ = ["DeviceSpec", "Device", "parse_device", "get_device", "gpu_unavailable_reason"]
 
@@ -101,6 +101,10 @@ class Device:
     def xp(self) -> ModuleType:
         if self.device_type == "CPU":
             return np
+        if config.simulated_gpu():
+            from .simulated_gpu import xp
+
+            return xp
         import cupy
 
         return cupy
@@ -111,6 +115,8 @@ CPU0 = Device("CPU", 0)
 
 def gpu_unavailable_reason(index: int = 0) -> str | None:
     """None when GPU ``index`` can be used, else why not (no CuPy, no CUDA device...)."""
+    if config.simulated_gpu():
+        return None if index == 0 else "the simulated GPU is GPU:0 only"
     try:
         import cupy
     except ImportError:

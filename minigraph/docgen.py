@@ -51,7 +51,8 @@ def op_page(op_def: OpDef) -> str:
         lines.append(f"- `{arg.name}`: {_arg_type(arg)}{host}")
     lines += ["", "## Outputs", ""]
     for arg in op_def.outputs:
-        lines.append(f"- `{arg.name}`: {_arg_type(arg)}")
+        host = " (host memory)" if arg.name in op_def.host_outputs else ""
+        lines.append(f"- `{arg.name}`: {_arg_type(arg)}{host}")
     inferred = op_def.inferred_attrs()
     lines += ["", "## Attrs", ""]
     if not op_def.attrs:

@@ -55,11 +55,19 @@ def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
     )
     if any(n is not None for n in step.input_lengths):
         lengths = step.input_lengths
+        inner = kernel
 
-        def grouped(ctx: KernelContext, *flat: Any, _k: Callable = kernel) -> Any:
+        def kernel(ctx: KernelContext, *flat: Any, _k: Callable = inner) -> Any:
             return _k(ctx, *group_inputs(flat, lengths))
 
-        return grouped, ctx
+    device = _device_of(step)
+    if device.device_type == "GPU" and device.index and ctx.xp.__name__ == "cupy":
+        gpu, inner_gpu = ctx.xp.cuda.Device(device.index), kernel
+
+        def kernel(ctx: KernelContext, *args: Any, _k: Callable = inner_gpu) -> Any:
+            with gpu:  # CuPy allocates and launches on the current device
+                return _k(ctx, *args)
+
     return kernel, ctx
 
 

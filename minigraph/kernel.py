@@ -62,7 +62,16 @@ class KernelContext:
     may be written in place (see :meth:`output_buffer`).
     """
 
-    __slots__ = ("attrs", "xp", "node_name", "op_type", "device", "forwardable", "memory_limit")
+    __slots__ = (
+        "attrs",
+        "xp",
+        "node_name",
+        "op_type",
+        "device",
+        "forwardable",
+        "memory_limit",
+        "memo",
+    )
 
     def __init__(
         self,
@@ -81,6 +90,7 @@ class KernelContext:
         self.device = device
         self.forwardable = tuple(sorted(forwardable))
         self.memory_limit = memory_limit
+        self.memo: dict[str, Any] = {}  # per plan step, e.g. a constant already on the device
 
     def fail(
         self, message: str, error: type[errors.OpError] = errors.InvalidArgumentError

@@ -83,6 +83,7 @@ class OpDef:
     shape_fn: Callable[..., Any]
     doc: str = ""
     host_inputs: frozenset[str] = frozenset()
+    host_outputs: frozenset[str] = frozenset()
     is_stateful: bool = False
     aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)

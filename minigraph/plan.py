@@ -17,6 +17,7 @@ from . import errors
 from .devices import DeviceSpec, get_device, parse_device
 from .graph import Node, Output
 from .registry import lookup_op
+from .transfer import COPY_OP
 
 __all__ = ["Step", "Plan", "build_plan"]
 
@@ -52,16 +53,91 @@ def build_plan(
     feeds: Sequence[Output],
     session_device: DeviceSpec,
     allow_soft_placement: bool = True,
+    feed_devices: Sequence[str] | None = None,
 ) -> Plan:
+    """The plan for these fetches and feeds; ``feed_devices`` says where each fed value is."""
     fed = set(feeds)
     nodes = _prune(fetch_outputs, target_nodes, fed)
     slot: dict[Output, int] = {x: i for i, x in enumerate(feeds)}
+    where = list(feed_devices or ["CPU:0"] * len(feeds))  # the device of each slot's value
+    protos = []
+    copies: dict[tuple[int, str], int] = {}
+    placed = _place_all(nodes, session_device, allow_soft_placement)
     for node in nodes:
-        for i in range(node.num_outputs):
-            slot.setdefault(Output(_op(node), i), len(slot))
+        device = placed[node.name]
+        if device != "CPU:0" and _host_only(node, [where[slot[x]] for x in node.inputs]):
+            device = placed[node.name] = _place_on_cpu(node)
+        ins = []
+        for x, host in zip(node.inputs, _host_flags(node)):
+            s = slot[x]
+            need = "CPU:0" if host else device
+            if where[s] != need:
+                if (s, need) not in copies:
+                    copies[s, need] = len(where)
+                    where.append(need)
+                    # Named after the reader, so an error in the copy names the user's node.
+                    protos.append(
+                        _Proto(
+                            lookup_op(COPY_OP),
+                            node.name,
+                            {"T": x.dtype},
+                            need,
+                            (s,),
+                            (None,),
+                            (copies[s, need],),
+                            (x.spec,),
+                        )
+                    )
+                s = copies[s, need]
+            ins.append(s)
+        outs = []
+        for i, host in enumerate(_host_flags(node, outputs=True)):
+            out = Output(_op(node), i)
+            if out not in slot:
+                slot[out] = len(where)
+                where.append("CPU:0" if host else device)
+            outs.append(slot[out])
+        protos.append(
+            _Proto(
+                node.op_def,
+                node.name,
+                node.attrs,
+                device,
+                tuple(ins),
+                node.input_lengths,
+                tuple(outs),
+                node.output_specs,
+            )
+        )
+    fetch_slots = tuple(slot[x] for x in fetch_outputs)
+    steps = _schedule(protos, len(where), fetch_slots, feeds=range(len(feeds)))
+    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots)
 
-    # Who reads each slot: non-view consumers count for forwarding; views share a buffer.
-    group = list(range(len(slot)))  # buffer group of each slot (views join their input's)
+
+@dataclass(frozen=True)
+class _Proto:
+    """A step before its releases and forwarding are known."""
+
+    op_def: Any
+    name: str
+    attrs: Mapping[str, Any]
+    device: str
+    inputs: tuple[int, ...]
+    input_lengths: tuple[int | None, ...]
+    outputs: tuple[int, ...]
+    specs: tuple[Any, ...]
+
+
+def _schedule(
+    protos: list[_Proto], num_slots: int, fetch_slots: tuple[int, ...], feeds: Any
+) -> tuple[Step, ...]:
+    """Steps with releases (after each value's last reader) and forwardable inputs.
+
+    An input may be overwritten when its buffer is not fed, not a constant, not fetched,
+    and read by exactly one op that is not a view. Views (``aliases_input`` ops) share
+    their input's buffer, so their readers count together.
+    """
+    group = list(range(num_slots))  # buffer group of each slot (views join their input's)
 
     def root(s: int) -> int:
         while group[s] != s:
@@ -69,23 +145,19 @@ def build_plan(
         return s
 
     uses: dict[int, int] = {}  # buffer group -> number of reads by non-view ops
-    pinned: set[int] = {root(slot[x]) for x in feeds}  # groups that must never be written
+    pinned: set[int] = set(feeds)  # buffer groups that must never be written
     last_use: dict[int, int] = {}
-    steps_inputs = []
-    for k, node in enumerate(nodes):
-        ins = tuple(slot[x] for x in node.inputs)
-        steps_inputs.append(ins)
-        for s in ins:
+    for k, p in enumerate(protos):
+        for s in p.inputs:
             last_use[s] = k
-        if node.op_def.aliases_input and ins:
-            for o in range(node.num_outputs):
-                group[slot[Output(_op(node), o)]] = root(ins[0])
+        if p.op_def.aliases_input and p.inputs:
+            for o in p.outputs:
+                group[o] = root(p.inputs[0])
         else:
-            for s in ins:
+            for s in p.inputs:
                 uses[root(s)] = uses.get(root(s), 0) + 1
-        if node.type_string == "Const":
-            pinned.add(root(slot[Output(_op(node), 0)]))
-    fetch_slots = tuple(slot[x] for x in fetch_outputs)
+        if p.op_def.name == "Const":
+            pinned.add(root(p.outputs[0]))
     pinned.update(root(s) for s in fetch_slots)
 
     releases: dict[int, list[int]] = {}
@@ -94,33 +166,85 @@ def build_plan(
             releases.setdefault(k, []).append(s)
 
     steps = []
-    for k, node in enumerate(nodes):
-        ins = steps_inputs[k]
+    for k, p in enumerate(protos):
         forwardable = frozenset(
             i
-            for i, s in enumerate(ins)
+            for i, s in enumerate(p.inputs)
             if root(s) not in pinned
             and uses.get(root(s), 0) == 1
-            and ins.count(s) == 1
-            and not node.op_def.aliases_input
+            and p.inputs.count(s) == 1
+            and not p.op_def.aliases_input
         )
-        device = _place(node, session_device, allow_soft_placement)
         steps.append(
             Step(
-                op_type=node.type_string,
-                node_name=node.name,
-                attrs=node.attrs,
-                device=device,
-                inputs=ins,
-                input_lengths=node.input_lengths,
-                outputs=tuple(slot[Output(_op(node), i)] for i in range(node.num_outputs)),
+                op_type=p.op_def.name,
+                node_name=p.name,
+                attrs=p.attrs,
+                device=p.device,
+                inputs=p.inputs,
+                input_lengths=p.input_lengths,
+                outputs=p.outputs,
                 release=tuple(sorted(releases.get(k, ()))),
                 forwardable=forwardable,
-                output_specs=tuple((s.shape.dims, s.dtype.name) for s in node.output_specs),
-                single_output=node.op_def.single_output,
+                output_specs=tuple((s.shape.dims, s.dtype.name) for s in p.specs),
+                single_output=p.op_def.single_output,
             )
         )
-    return Plan(tuple(steps), len(slot), tuple(slot[x] for x in feeds), fetch_slots)
+    return tuple(steps)
+
+
+def _place_all(
+    nodes: list[Node], session_device: DeviceSpec, allow_soft_placement: bool
+) -> dict[str, str]:
+    """Each node's device; a constant read only in host memory stays on the host."""
+    placed = {n.name: _place(n, session_device, allow_soft_placement) for n in nodes}
+    readers: dict[str, set[str]] = {}
+    for n in nodes:
+        for x, host in zip(n.inputs, _host_flags(n)):
+            readers.setdefault(x.node.name, set()).add("CPU:0" if host else placed[n.name])
+    for n in nodes:
+        if (
+            n.type_string == "Const"
+            and placed[n.name] != "CPU:0"
+            and readers.get(n.name) == {"CPU:0"}
+        ):
+            placed[n.name] = _place_on_cpu(n)
+    return placed
+
+
+def _host_only(node: Node, input_devices: list[str]) -> bool:
+    """Shape arithmetic: int32 results of host values stay on the host, as in TensorFlow.
+
+    TensorFlow keeps int32 tensors of GPU ops in host memory; here an op whose inputs are
+    all on the host and whose outputs are all int32 runs on the CPU, unless a GPU was
+    requested for it explicitly.
+    """
+    return (
+        bool(node.inputs)
+        and all(d == "CPU:0" for d in input_devices)
+        and all(s.dtype.name == "int32" for s in node.output_specs)
+        and "CPU" in node.op_def.kernels
+        and parse_device(node.requested_device).device_type != "GPU"
+    )
+
+
+def _place_on_cpu(node: Node) -> str:
+    node.assigned_device = get_device(DeviceSpec(device_type="CPU")).name
+    return "CPU:0"
+
+
+def _host_flags(node: Node, outputs: bool = False) -> list[bool]:
+    """For each flat input (or output) of a node: is it in host memory on every device?"""
+    op_def = node.op_def
+    if outputs:
+        args = [(a, node.attrs[a.number_attr] if a.is_list else None) for a in op_def.outputs]
+        host = op_def.host_outputs
+    else:
+        args, host = list(zip(op_def.inputs, node.input_lengths)), op_def.host_inputs
+    flags = []
+    for arg, n in args:
+        flags.extend([arg.name in host] * (1 if n is None else n))
+    return flags
 
 
 def _op(node: Node) -> Any:

@@ -24,12 +24,14 @@ def define_op(
     shape_fn: Callable[..., Any],
     doc: str = "",
     host_inputs: Sequence[str] = (),
+    host_outputs: Sequence[str] = (),
     is_stateful: bool = False,
     aliases_input: bool = False,
 ) -> OpDef:
     """Declare an op once; the builder, class wrapper and docs come from this.
 
-    ``host_inputs`` stay in host memory on every device (TensorFlow's HostMemory);
+    ``host_inputs`` and ``host_outputs`` stay in host memory on every device (TensorFlow's
+    HostMemory: shape-like int tensors that kernels read on the host);
     ``aliases_input`` says the kernel may return a view of input 0, so the
     executor treats both as one buffer when deciding what may be overwritten.
     """
@@ -45,6 +47,7 @@ def define_op(
         shape_fn=shape_fn,
         doc=doc,
         host_inputs=frozenset(host_inputs),
+        host_outputs=frozenset(host_outputs),
         is_stateful=is_stateful,
         aliases_input=aliases_input,
     )

@@ -23,6 +23,7 @@ from .executor import Executor, LocalExecutor
 from .graph import Graph, Node, Operation, Output
 from .plan import Plan, build_plan
 from .scope import Scope, get_default_graph
+from .transfer import to_host
 from .wrappers import as_output
 
 __all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata"]
@@ -30,9 +31,15 @@ __all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata"]
 
 @dataclass
 class RunOptions:
-    """Options for one run: ``trace=True`` collects per-node timings into RunMetadata."""
+    """Options for one run.
+
+    ``trace=True`` collects per-node timings into RunMetadata; ``return_device_arrays=True``
+    leaves fetched values that live on a GPU there (CuPy arrays) instead of copying them
+    to NumPy arrays.
+    """
 
     trace: bool = False
+    return_device_arrays: bool = False
 
 
 @dataclass
@@ -96,26 +103,40 @@ class Session:
         """
         if self._closed:
             raise errors.FailedPreconditionError("Attempted to use a closed Session.")
+        options = options or RunOptions()
         tensors, targets, rebuild = self._normalise_fetches(fetches)
-        feed_keys, feed_values = self._normalise_feeds(feed_dict or {})
-        plan = self._plan(tensors, targets, feed_keys)
-        timings = [] if options is not None and options.trace else None
+        feed_keys, feed_values, feed_devices = self._normalise_feeds(feed_dict or {})
+        plan = self._plan(tensors, targets, feed_keys, feed_devices)
+        timings = [] if options.trace else None
         values = self._executor.run(plan, feed_values, timings)
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
-        return rebuild([_to_host(v) for v in values])
+        if options.return_device_arrays:
+            return rebuild([_owned(v) if isinstance(v, np.ndarray) else v for v in values])
+        return rebuild([_owned(to_host(v)) for v in values])
 
     # -- helpers -------------------------------------------------------------
 
-    def _plan(self, tensors: list[Output], targets: list[Node], feeds: list[Output]) -> Plan:
-        key = (tuple(tensors), tuple(t.name for t in targets), tuple(feeds))
+    def _plan(
+        self,
+        tensors: list[Output],
+        targets: list[Node],
+        feeds: list[Output],
+        feed_devices: list[str],
+    ) -> Plan:
+        key = (tuple(tensors), tuple(t.name for t in targets), tuple(feeds), tuple(feed_devices))
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
                     plan = build_plan(
-                        tensors, targets, feeds, self._device_spec, self.allow_soft_placement
+                        tensors,
+                        targets,
+                        feeds,
+                        self._device_spec,
+                        self.allow_soft_placement,
+                        feed_devices,
                     )
                     self._plans[key] = plan
         return plan
@@ -174,7 +195,9 @@ class Session:
 
         return tensors, targets, walk(fetches)
 
-    def _normalise_feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Output], list[Any]]:
+    def _normalise_feeds(
+        self, feed_dict: Mapping[Any, Any]
+    ) -> tuple[list[Output], list[Any], list[str]]:
         items = []
         for key, value in feed_dict.items():
             out = self.graph.get_tensor_by_name(key) if isinstance(key, str) else as_output(key)
@@ -188,7 +211,7 @@ class Session:
                 )
             items.append((out, _check_feed(out, value)))
         items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
-        return [k for k, _ in items], [v for _, v in items]
+        return [k for k, _ in items], [v for _, v in items], [_device_of(v) for _, v in items]
 
     def close(self) -> None:
         self._closed = True
@@ -205,7 +228,8 @@ def _check_feed(out: Output, value: Any) -> Any:
     """The fed value as a read-only array of the tensor's dtype, checked against its shape."""
     node = out.node
     want = out.dtype.np
-    if hasattr(value, "__cuda_array_interface__"):
+    on_device = hasattr(value, "__cuda_array_interface__")
+    if on_device:
         arr = value  # a device array: checked below, moved by the plan's copies
     else:
         try:
@@ -237,21 +261,22 @@ def _check_feed(out: Output, value: Any) -> Any:
         )
     if arr.dtype != want:
         arr = arr.astype(want)
+    if on_device:
+        return arr  # CuPy has no read-only arrays; plans never write a fed buffer anyway
     view = arr.view()
     view.flags.writeable = False
     return view
 
 
-def _to_host(value: Any) -> Any:
-    """Fetched values as writable NumPy arrays the caller owns."""
-    if value is None:
-        return None
-    if not isinstance(value, np.ndarray):
-        get = getattr(value, "get", None)
-        return get() if get is not None else np.asarray(value)
-    if not value.flags.writeable:
-        return value.copy()
-    return value
+def _device_of(value: Any) -> str:
+    """Where a fed value lives: "CPU:0", or "GPU:<id>" for a CuPy array."""
+    device = getattr(value, "device", None)
+    return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
+
+
+def _owned(value: np.ndarray) -> np.ndarray:
+    """A fetched NumPy array the caller may write: constants and feeds are read-only views."""
+    return value if value.flags.writeable else value.copy()
 
 
 class ClientSession:

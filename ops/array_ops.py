@@ -81,10 +81,16 @@ CONST = define_op(
 )
 
 
-@register_kernel("Const", "CPU")
+@register_kernel("Const", "CPU", "GPU")
 def _const_kernel(ctx: KernelContext) -> Any:
     value = ctx.attrs["value"]
-    return value if ctx.xp is np else ctx.xp.asarray(value)
+    if ctx.xp is np:
+        return value
+    # Copied to the device once per plan; plans never let a kernel write a constant.
+    on_device = ctx.memo.get("value")
+    if on_device is None:
+        on_device = ctx.memo["value"] = ctx.xp.asarray(value)
+    return on_device
 
 
 class Const(make_wrapper_class(CONST)):  # type: ignore[misc]
@@ -144,7 +150,7 @@ PLACEHOLDER = define_op(
 )
 
 
-@register_kernel("Placeholder", "CPU")
+@register_kernel("Placeholder", "CPU", "GPU")
 def _placeholder_kernel(ctx: KernelContext) -> Any:
     ctx.fail(f"You must feed a value for placeholder tensor '{ctx.node_name}'")
 
@@ -183,7 +189,7 @@ IDENTITY = define_op(
 )
 
 
-@register_kernel("Identity", "CPU")
+@register_kernel("Identity", "CPU", "GPU")
 def _identity_kernel(ctx: KernelContext, x: Any) -> Any:
     return x
 
@@ -207,11 +213,12 @@ SHAPE = define_op(
     outputs=["output: out_type"],
     attrs=["T: type", "out_type: {int32, int64} = int32"],
     shape_fn=_shape_shape,
+    host_outputs=["output"],
     doc="The shape of a tensor, as a 1-D integer tensor.",
 )
 
 
-@register_kernel("Shape", "CPU")
+@register_kernel("Shape", "CPU", "GPU")
 def _shape_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.shape, ctx.attrs["out_type"].np)
 
@@ -231,11 +238,12 @@ SIZE = define_op(
     outputs=["output: out_type"],
     attrs=["T: type", "out_type: {int32, int64} = int32"],
     shape_fn=_size_shape,
+    host_outputs=["output"],
     doc="The number of elements of a tensor, as a scalar.",
 )
 
 
-@register_kernel("Size", "CPU")
+@register_kernel("Size", "CPU", "GPU")
 def _size_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.size, ctx.attrs["out_type"].np)
 
@@ -254,11 +262,12 @@ RANK = define_op(
     outputs=["output: int32"],
     attrs=["T: type"],
     shape_fn=_rank_shape,
+    host_outputs=["output"],
     doc="The rank (number of dimensions) of a tensor, as an int32 scalar.",
 )
 
 
-@register_kernel("Rank", "CPU")
+@register_kernel("Rank", "CPU", "GPU")
 def _rank_kernel(ctx: KernelContext, x: Any) -> Any:
     return np.array(x.ndim, np.int32)
 
@@ -315,7 +324,7 @@ RESHAPE = define_op(
 )
 
 
-@register_kernel("Reshape", "CPU")
+@register_kernel("Reshape", "CPU", "GPU")
 def _reshape_kernel(ctx: KernelContext, x: Any, shape: Any) -> Any:
     shape = _host_int(ctx, shape)
     if shape.ndim != 1:
@@ -354,7 +363,7 @@ FILL = define_op(
 )
 
 
-@register_kernel("Fill", "CPU")
+@register_kernel("Fill", "CPU", "GPU")
 def _fill_kernel(ctx: KernelContext, dims: Any, value: Any) -> Any:
     dims = _host_int(ctx, dims)
     if dims.ndim != 1:
@@ -407,8 +416,8 @@ ONES_LIKE = define_op(
     shape_fn=_same_shape,
     doc="A tensor of ones with the shape and dtype of ``x``.",
 )
-register_kernel("ZerosLike", "CPU")(_like_kernel(0))
-register_kernel("OnesLike", "CPU")(_like_kernel(1))
+register_kernel("ZerosLike", "CPU", "GPU")(_like_kernel(0))
+register_kernel("OnesLike", "CPU", "GPU")(_like_kernel(1))
 ZerosLike = make_wrapper_class(ZEROS_LIKE)
 OnesLike = make_wrapper_class(ONES_LIKE)
 
@@ -473,7 +482,7 @@ CONCAT = define_op(
 )
 
 
-@register_kernel("ConcatV2", "CPU")
+@register_kernel("ConcatV2", "CPU", "GPU")
 def _concat_kernel(ctx: KernelContext, values: list[Any], axis: Any) -> Any:
     rank = values[0].ndim
     if rank == 0:
@@ -541,7 +550,7 @@ PACK = define_op(
 )
 
 
-@register_kernel("Pack", "CPU")
+@register_kernel("Pack", "CPU", "GPU")
 def _pack_kernel(ctx: KernelContext, values: list[Any]) -> Any:
     first = values[0].shape
     for i, v in enumerate(values):
@@ -595,7 +604,7 @@ TRANSPOSE = define_op(
 )
 
 
-@register_kernel("Transpose", "CPU")
+@register_kernel("Transpose", "CPU", "GPU")
 def _transpose_kernel(ctx: KernelContext, x: Any, perm: Any) -> Any:
     p = _host_int(ctx, perm).tolist()
     if len(p) != x.ndim:
@@ -715,7 +724,7 @@ STRIDED_SLICE = define_op(
 )
 
 
-@register_kernel("StridedSlice", "CPU")
+@register_kernel("StridedSlice", "CPU", "GPU")
 def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
     b, e, s = (_host_int(ctx, v).tolist() for v in (begin, end, strides))
     if not len(b) == len(e) == len(s):
@@ -814,7 +823,7 @@ def multi_index(shape: tuple[int, ...], flat_pos: int) -> str:
     return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat_pos, shape)) + "]"
 
 
-@register_kernel("GatherV2", "CPU")
+@register_kernel("GatherV2", "CPU", "GPU")
 def _gather_kernel(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> Any:
     if params.ndim == 0:
         ctx.fail("params must be at least 1 dimensional")
@@ -888,7 +897,7 @@ RANGE = define_op(
 )
 
 
-@register_kernel("Range", "CPU")
+@register_kernel("Range", "CPU", "GPU")
 def _range_kernel(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any:
     s, lim, d = (_host_int(ctx, v).item() for v in (start, limit, delta))
     n = _range_count(ctx.fail, s, lim, d)
@@ -937,7 +946,7 @@ CAST = define_op(
 )
 
 
-@register_kernel("Cast", "CPU")
+@register_kernel("Cast", "CPU", "GPU")
 def _cast_kernel(ctx: KernelContext, x: Any) -> Any:
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(ctx.attrs["DstT"].np)

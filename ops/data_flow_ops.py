@@ -270,8 +270,8 @@ def _stitch_gather(
     return xp.take(source, pos, axis=0)
 
 
-@register_kernel("DynamicStitch", "CPU")
-@register_kernel("ParallelDynamicStitch", "CPU")
+@register_kernel("DynamicStitch", "CPU", "GPU")
+@register_kernel("ParallelDynamicStitch", "CPU", "GPU")
 def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[Any]) -> Any:
     xp = ctx.xp
     host = [_host_int(ctx, i) for i in indices]
@@ -409,7 +409,7 @@ def _partition_order(xp: Any, ids: Any, num_partitions: int) -> Any:
     return xp.argsort(ids, kind="stable")
 
 
-@register_kernel("DynamicPartition", "CPU")
+@register_kernel("DynamicPartition", "CPU", "GPU")
 def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) -> Any:
     xp = ctx.xp
     n = ctx.attrs["num_partitions"]

@@ -114,7 +114,7 @@ def elementwise(
     )
     keeps = out_type is None
     kernel = _binary_kernel(ufunc, keeps, quiet) if binary else _unary_kernel(ufunc, keeps)
-    register_kernel(op_type, "CPU")(kernel)
+    register_kernel(op_type, "CPU", "GPU")(kernel)
     return make_builder(op_def, builder), make_wrapper_class(op_def)
 
 

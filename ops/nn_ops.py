@@ -104,7 +104,7 @@ in a 2x2 output.
 )
 
 
-@register_kernel("Conv2D", "CPU")
+@register_kernel("Conv2D", "CPU", "GPU")
 def _conv2d_kernel(ctx: KernelContext, x: Any, w: Any) -> Any:
     xp = ctx.xp
     strides, dilations = ctx.attrs["strides"], ctx.attrs["dilations"]

@@ -399,7 +399,7 @@ array([1, 2, 3, 4])
 )
 
 
-@register_kernel("SpaceToBatchND", "CPU")
+@register_kernel("SpaceToBatchND", "CPU", "GPU")
 def _space_to_batch_nd_kernel(ctx: KernelContext, x: Any, block_shape: Any, paddings: Any) -> Any:
     block, pads, product, lo, hi = _kernel_prelude(ctx, x, block_shape, paddings, "paddings")
     if lo == hi:
@@ -561,7 +561,7 @@ array([1, 2, 3, 4])
 )
 
 
-@register_kernel("BatchToSpaceND", "CPU")
+@register_kernel("BatchToSpaceND", "CPU", "GPU")
 def _batch_to_space_nd_kernel(ctx: KernelContext, x: Any, block_shape: Any, crops: Any) -> Any:
     block, cuts, product, lo, hi = _kernel_prelude(ctx, x, block_shape, crops, "crops")
     if x.shape[0] % product:

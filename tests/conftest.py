@@ -10,3 +10,24 @@ def _check_kernel_outputs():
     mg.config.set_check_outputs(True)
     yield
     mg.config.set_check_outputs(False)
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def any_device(request, monkeypatch):
+    """Run a test on the CPU, then with every Session on "/gpu:0".
+
+    Without a real GPU, "/gpu:0" is the simulated one (NumPy behind another module), so
+    placement, host/device copies and the kernels' GPU code paths run on every machine.
+    """
+    if request.param == "gpu":
+        from minigraph.devices import gpu_unavailable_reason
+
+        if gpu_unavailable_reason() is not None:
+            monkeypatch.setattr(mg.config, "simulated_gpu", lambda: True)
+        init = mg.Session.__init__
+
+        def on_gpu(self, graph=None, device=None, **kwargs):
+            init(self, graph, "/gpu:0" if device is None else device, **kwargs)
+
+        monkeypatch.setattr(mg.Session, "__init__", on_gpu)
+    return request.param

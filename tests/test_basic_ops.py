@@ -9,6 +9,8 @@ from hypothesis.extra import numpy as hnp
 import minigraph as mg
 from minigraph import errors
 
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
 
 def run(build, *arrays):
     """Build ``build(*placeholders)`` on a new graph and run it on ``arrays``."""

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 import minigraph as mg
 from minigraph import errors, ops
 
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
 STITCHES = [mg.dynamic_stitch, mg.parallel_dynamic_stitch]
 STITCH_IDS = ["DynamicStitch", "ParallelDynamicStitch"]
 
@@ -349,7 +351,7 @@ def test_one_kernel_for_both_stitch_ops():
     reg = mg.registered_ops()
     assert reg["DynamicStitch"].kernels["CPU"] is reg["ParallelDynamicStitch"].kernels["CPU"]
     for name in ("DynamicStitch", "ParallelDynamicStitch", "DynamicPartition"):
-        assert reg[name].kernel_devices == frozenset({"CPU"})
+        assert reg[name].kernel_devices == frozenset({"CPU", "GPU"})
     assert reg["DynamicStitch"].signature() == (
         "DynamicStitch(indices: N * int32, data: N * T) -> (merged: T)"
     )

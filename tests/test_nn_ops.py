@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 import minigraph as mg
 from minigraph import errors
 
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
 
 def reference_conv2d(x, w, strides, padding, dilations):
     """Direct NHWC cross-correlation, one output element at a time."""

@@ -18,6 +18,8 @@ import minigraph as mg
 from minigraph import errors, ops
 from minigraph.kernel import KernelContext
 
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
 S2B = mg.space_to_batch_nd
 B2S = mg.batch_to_space_nd
 INT64_MAX = 2**63 - 1
