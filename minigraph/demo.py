@@ -150,6 +150,19 @@ def run_example(example: Example) -> tuple[dict[str, Any], np.ndarray, bool]:
     return inputs, result, bool(np.array_equal(result, np.asarray(example.expected)))
 
 
+def _show(value: Any) -> str:
+    """An input as NumPy prints it; a list of differently shaped tensors item by item."""
+    if isinstance(value, str):
+        return value
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if arr.dtype.kind == "f" and np.array_equal(arr, np.round(arr)):
+        arr = arr.astype(np.int64)  # the documents write whole numbers without a point
+    return np.array2string(arr, separator=", ", max_line_width=100)
+
+
 def main(out: Callable[[str], None] = print) -> int:
     """Run every available example, print inputs and results; 1 if any differs from its doc."""
     status = 0
@@ -158,10 +171,9 @@ def main(out: Callable[[str], None] = print) -> int:
         inputs, result, ok = run_example(example)
         out(f"== {example.title}")
         for name, value in inputs.items():
-            shown = np.array2string(np.asarray(value)) if not isinstance(value, str) else value
-            out(f"   {name} = {shown}".replace("\n", "\n" + " " * (6 + len(name))))
+            out(f"   {name} = {_show(value)}".replace("\n", "\n" + " " * (6 + len(name))))
         out(f"   result {result.dtype}{list(result.shape)} =")
-        out("     " + np.array2string(result).replace("\n", "\n     "))
+        out("     " + _show(result).replace("\n", "\n     "))
         out(f"   {'matches the documented result' if ok else 'DIFFERS from the documented result'}")
         status |= not ok
     return status

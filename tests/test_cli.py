@@ -146,3 +146,16 @@ def test_help_and_bad_command(capsys):
     with pytest.raises(SystemExit) as e:
         main(["frobnicate"])
     assert e.value.code == 2
+
+
+def test_demo_shows_every_seed_example(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("matches the documented result") == 8
+    for title in [
+        "SpaceToBatchND (4)",
+        "DynamicStitch",
+        "DynamicPartition + DynamicStitch",
+        "TensorScatterUpdate: two slices",
+    ]:
+        assert title in out

@@ -1,0 +1,68 @@
+"""On a real GPU: CuPy kernels give the CPU's results, data stays on the device, copies are few.
+
+The op test-suites also run on "/gpu:0" through the any_device fixture (a real GPU when
+there is one); these tests check what only real CuPy arrays can show.
+"""
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+cupy = pytest.importorskip("cupy")
+
+
+def _graph():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 8, 8, 2], name="x")
+        y = mg.space_to_batch_nd(x * 2.0, [2, 2], [[0, 0], [0, 0]])
+        z = mg.batch_to_space_nd(y + 1.0, [2, 2], [[0, 0], [0, 0]])
+    return g, x, z
+
+
+def test_same_results_as_cpu_and_numpy_by_default():
+    g, x, z = _graph()
+    feed = np.random.default_rng(0).standard_normal((3, 8, 8, 2)).astype(np.float32)
+    cpu = mg.Session(g).run(z, {x: feed})
+    gpu = mg.Session(g, device="/gpu:0").run(z, {x: feed})
+    assert isinstance(gpu, np.ndarray)
+    np.testing.assert_array_equal(cpu, gpu)
+
+
+def test_device_feeds_and_results_stay_on_the_device():
+    g, x, z = _graph()
+    feed = cupy.asarray(np.ones((1, 8, 8, 2), np.float32))
+    sess = mg.Session(g, device="/gpu:0")
+    out = sess.run(z, {x: feed}, options=mg.RunOptions(return_device_arrays=True))
+    assert isinstance(out, cupy.ndarray)
+    np.testing.assert_array_equal(out.get(), np.full((1, 8, 8, 2), 3.0, np.float32))
+    (plan,) = sess._plans.values()
+    assert [s.op_type for s in plan.steps if s.op_type == "_Copy"] == []
+
+
+def test_deterministic_float_scatter_add():
+    mg.config.enable_op_determinism()
+    try:
+        g = mg.Graph()
+        rng = np.random.default_rng(1)
+        idx = rng.integers(0, 16, (100000, 1)).astype(np.int32)
+        upd = rng.standard_normal(100000).astype(np.float32)
+        with g.as_default():
+            y = mg.tensor_scatter_nd_add(mg.zeros([16]), idx, upd)
+        sess = mg.Session(g, device="/gpu:0")
+        first = sess.run(y)
+        for _ in range(5):
+            assert first.tobytes() == sess.run(y).tobytes()
+        np.testing.assert_allclose(first, np.bincount(idx[:, 0], upd, 16), rtol=1e-3, atol=1e-2)
+    finally:
+        mg.config.disable_op_determinism()
+
+
+def test_bad_indices_raise_on_the_gpu_too():
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.int32, [4], name="p")
+        parts = mg.dynamic_partition(mg.constant([1.0, 2.0, 3.0, 4.0]), p, 2)
+    with pytest.raises(mg.errors.InvalidArgumentError, match=r"partitions\[2\] = 7"):
+        mg.Session(g, device="/gpu:0").run(parts, {p: [0, 1, 7, 0]})
