@@ -11,32 +11,22 @@ as ../shared/performance.md's table of TensorFlow, NumPy, PyTorch and JAX.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from timing import median_seconds
 
 import minigraph as mg
 
 MB = 2**20
 
 
-def _median_time(fn: Callable[[], Any], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
 def _floor(nbytes: int, repeat: int) -> float:
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
-    return _median_time(lambda: np.copyto(dst, src), repeat)
+    return median_seconds(lambda: np.copyto(dst, src), repeat)
 
 
 @dataclass
@@ -246,10 +236,10 @@ def main() -> None:
         if "update" not in case.name:
             assert all(np.allclose(a, b) for a, b in pairs), f"{case.name}: wrong result"
         floor = _floor(_nbytes(result), args.repeat)
-        t_mg = _median_time(
+        t_mg = median_seconds(
             lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds), args.repeat
         )
-        t_np = _median_time(numpy_fn, args.repeat)
+        t_np = median_seconds(numpy_fn, args.repeat)
         print(
             f"{case.name:<52} {floor * 1e3:>9.1f} {t_mg / floor:>10.1f} {t_np / floor:>7.1f}",
             flush=True,

@@ -15,20 +15,9 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
-
-
-def _best_of(fn, repeat: int) -> float:
-    """Median seconds of one call, over ``repeat`` timed calls after a warm-up."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+from timing import median_seconds
 
 
 def chain_overhead(repeat: int) -> dict[int, tuple[float, float]]:
@@ -45,7 +34,7 @@ def chain_overhead(repeat: int) -> dict[int, tuple[float, float]]:
                 y = mg.add(y, one)
         sess = mg.Session(g)
         feed = {x: np.zeros(4, np.float32)}
-        t_mg = _best_of(lambda sess=sess, y=y, feed=feed: sess.run(y, feed), repeat)
+        t_mg = median_seconds(lambda sess=sess, y=y, feed=feed: sess.run(y, feed), repeat)
 
         a = np.zeros(4, np.float32)
         c = np.float32(1.0)
@@ -56,7 +45,7 @@ def chain_overhead(repeat: int) -> dict[int, tuple[float, float]]:
                 v = np.add(v, c)
             return v
 
-        t_np = _best_of(numpy_chain, repeat)
+        t_np = median_seconds(numpy_chain, repeat)
         results[k] = (t_mg * 1e6, t_np * 1e6)
     return results
 

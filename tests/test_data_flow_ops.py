@@ -22,22 +22,7 @@ pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 STITCHES = [mg.dynamic_stitch, mg.parallel_dynamic_stitch]
 STITCH_IDS = ["DynamicStitch", "ParallelDynamicStitch"]
 
-DTYPES = [
-    np.float16,
-    np.float32,
-    np.float64,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.complex64,
-    np.complex128,
-    np.bool_,
-]
+DTYPES = [d.as_numpy_dtype for d in mg.dtypes.ALL_TYPES]  # every dtype, bool included
 
 
 def run(build: Any, *arrays: np.ndarray, shapes: Any = None) -> Any:

@@ -23,22 +23,7 @@ pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 S2B = mg.space_to_batch_nd
 B2S = mg.batch_to_space_nd
 INT64_MAX = 2**63 - 1
-ALL_DTYPES = [
-    np.float16,
-    np.float32,
-    np.float64,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.complex64,
-    np.complex128,
-    np.bool_,
-]
+ALL_DTYPES = [d.as_numpy_dtype for d in mg.dtypes.ALL_TYPES]  # every dtype, bool included
 
 
 # -- Independent references: the doc's four steps ------------------------------------
