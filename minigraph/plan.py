@@ -15,7 +15,7 @@ from typing import Any
 
 from . import errors
 from .devices import DeviceSpec, get_device, parse_device
-from .graph import Node, Output
+from .graph import Node, Operation, Output
 from .registry import lookup_op
 from .transfer import COPY_OP
 
@@ -92,7 +92,7 @@ def build_plan(
             ins.append(s)
         outs = []
         for i, host in enumerate(_host_flags(node, outputs=True)):
-            out = Output(_op(node), i)
+            out = Output(Operation(node), i)
             if out not in slot:
                 slot[out] = len(where)
                 where.append("CPU:0" if host else device)
@@ -247,12 +247,6 @@ def _host_flags(node: Node, outputs: bool = False) -> list[bool]:
     return flags
 
 
-def _op(node: Node) -> Any:
-    from .graph import Operation
-
-    return Operation(node)
-
-
 def _prune(
     fetch_outputs: Sequence[Output], targets: Sequence[Node], fed: set[Output]
 ) -> list[Node]:
@@ -282,7 +276,7 @@ def _prune(
 
 def _all_fed(node: Node, fed: set[Output]) -> bool:
     return node.num_outputs > 0 and all(
-        Output(_op(node), i) in fed for i in range(node.num_outputs)
+        Output(Operation(node), i) in fed for i in range(node.num_outputs)
     )
 
 
