@@ -40,9 +40,67 @@ from .shapes import TensorShape
 
 bool = bool_  # noqa: A001  (mg.bool, as tf.bool)
 
-from . import ops  # noqa: E402  (registers every op; needs the runtime above)
-
-globals().update(ops.builders())
+from . import ops  # type: ignore[attr-defined]  # noqa: E402  (ops/ is installed here)
+from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime above)
+    cast,
+    concat,
+    constant,
+    fill,
+    gather,
+    identity,
+    ones,
+    ones_like,
+    placeholder,
+    range,
+    rank,
+    reshape,
+    shape,
+    size,
+    stack,
+    strided_slice,
+    transpose,
+    zeros,
+    zeros_like,
+)
+from .ops.data_flow_ops import (  # noqa: E402  (the op library needs the runtime above)
+    dynamic_partition,
+    dynamic_stitch,
+    parallel_dynamic_stitch,
+)
+from .ops.math_ops import (  # noqa: E402  (the op library needs the runtime above)
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    subtract,
+)
+from .ops.nn_ops import (  # noqa: E402  (the op library needs the runtime above)
+    conv2d,
+)
+from .ops.scatter_ops import (  # noqa: E402  (the op library needs the runtime above)
+    gather_nd,
+    scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+)
+from .ops.spacetobatch_ops import (  # noqa: E402  (the op library needs the runtime above)
+    batch_to_space_nd,
+    space_to_batch_nd,
+)
 
 __version__ = "0.1.0"
 
@@ -84,4 +142,52 @@ __all__ = [
     "config",
     "errors",
     "ops",
-] + sorted(ops.builders())
+    "add",
+    "batch_to_space_nd",
+    "cast",
+    "concat",
+    "constant",
+    "conv2d",
+    "divide",
+    "dynamic_partition",
+    "dynamic_stitch",
+    "equal",
+    "fill",
+    "gather",
+    "gather_nd",
+    "greater",
+    "greater_equal",
+    "identity",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negative",
+    "not_equal",
+    "ones",
+    "ones_like",
+    "parallel_dynamic_stitch",
+    "placeholder",
+    "range",
+    "rank",
+    "reshape",
+    "scatter_nd",
+    "shape",
+    "size",
+    "space_to_batch_nd",
+    "stack",
+    "strided_slice",
+    "subtract",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_max",
+    "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
+    "transpose",
+    "zeros",
+    "zeros_like",
+]

@@ -181,6 +181,8 @@ class Output:
     """
 
     __slots__ = ("op", "index")
+    op: Operation
+    index: int
 
     def __init__(self, op: Operation, index: int = 0) -> None:
         object.__setattr__(self, "op", op)
@@ -440,9 +442,7 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
         c.fail(str(e))
     out_dtypes: list[DType] = []
     for arg in op_def.outputs:
-        dt = attrs[arg.type_attr] if arg.type_attr else arg.dtype
-        n = attrs[arg.number_attr] if arg.is_list else 1
-        out_dtypes.extend([dt] * n)
+        out_dtypes.extend([arg.dtype_in(attrs)] * arg.count(attrs))
     single = isinstance(result, shapes.TensorShape | np.ndarray)
     out_shapes = [result] if single else list(result)
     if len(out_shapes) != len(out_dtypes):

@@ -192,7 +192,7 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
     it = iter(data)
     for arg in op_def.inputs:
         if arg.is_list:
-            n = attrs.get(arg.number_attr)
+            n: Any = attrs.get(arg.number_attr or "")
             if not isinstance(n, int) or n < 0:
                 fail(f"list input '{arg.name}' needs attr '{arg.number_attr}'")
             grouped.append([next(it, None) for _ in range(n)])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,17 @@ class ArgDef:
     @property
     def is_list(self) -> bool:
         return self.number_attr is not None
+
+    def count(self, attrs: Mapping[str, Any]) -> int:
+        """How many tensors this arg stands for, given a node's attrs."""
+        return 1 if self.number_attr is None else int(attrs[self.number_attr])
+
+    def dtype_in(self, attrs: Mapping[str, Any]) -> dtypes.DType:
+        """This arg's dtype, given a node's attrs."""
+        if self.type_attr is None:
+            assert self.dtype is not None
+            return self.dtype
+        return attrs[self.type_attr]
 
     def __str__(self) -> str:
         t = self.type_attr or str(self.dtype)

@@ -237,7 +237,7 @@ def _host_flags(node: Node, outputs: bool = False) -> list[bool]:
     """For each flat input (or output) of a node: is it in host memory on every device?"""
     op_def = node.op_def
     if outputs:
-        args = [(a, node.attrs[a.number_attr] if a.is_list else None) for a in op_def.outputs]
+        args = [(a, a.count(node.attrs) if a.is_list else None) for a in op_def.outputs]
         host = op_def.host_outputs
     else:
         args, host = list(zip(op_def.inputs, node.input_lengths)), op_def.host_inputs

@@ -107,7 +107,7 @@ class Session:
         tensors, targets, rebuild = self._normalise_fetches(fetches)
         feed_keys, feed_values, feed_devices = self._normalise_feeds(feed_dict or {})
         plan = self._plan(tensors, targets, feed_keys, feed_devices)
-        timings = [] if options.trace else None
+        timings: list | None = [] if options.trace else None
         values = self._executor.run(plan, feed_values, timings)
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
@@ -146,11 +146,12 @@ class Session:
             if ":" in fetch:
                 return self.graph.get_tensor_by_name(fetch)
             return self.graph.node(fetch)
+        target: Output | Node | None
         if isinstance(fetch, Operation):
-            target: Output | Node = fetch.node
+            target = fetch.node
         else:
-            out = as_output(fetch)
-            if out is None:
+            target = as_output(fetch)
+            if target is None:
                 op = getattr(fetch, "operation", None)
                 if not isinstance(op, Operation):
                     raise TypeError(
@@ -158,8 +159,7 @@ class Session:
                         "expected an Output, Operation, tensor or op name, or a list, tuple "
                         "or dict of them"
                     )
-                out = op.node
-            target = out
+                target = op.node
         graph = target.graph
         if graph is not self.graph:
             name = target.name
@@ -182,7 +182,8 @@ class Session:
                 return lambda v: kind(p(v) for p in parts)
             if isinstance(f, Mapping):
                 items = [(k, walk(x)) for k, x in f.items()]
-                return lambda v: type(f)((k, p(v)) for k, p in items)
+                mapping: Any = type(f)
+                return lambda v: mapping((k, p(v)) for k, p in items)
             target = self._resolve(f)
             if isinstance(target, Node):
                 targets.append(target)
@@ -270,7 +271,7 @@ def _check_feed(out: Output, value: Any) -> Any:
 
 def _device_of(value: Any) -> str:
     """Where a fed value lives: "CPU:0", or "GPU:<id>" for a CuPy array."""
-    device = getattr(value, "device", None)
+    device: Any = getattr(value, "device", None)
     return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
 
 

@@ -40,7 +40,7 @@ class TensorShape:
         if dims is None:
             self._dims: tuple[int | None, ...] | None = None
             return
-        out = []
+        out: list[int | None] = []
         for d in dims:
             if d is None or (isinstance(d, int) and d == -1 and not isinstance(d, bool)):
                 out.append(None)

@@ -212,6 +212,7 @@ def convert_inputs(
                     f"not {value!r}."
                 )
             n = len(value)
+            assert arg.number_attr is not None
             if arg.number_attr in attrs and attrs[arg.number_attr] != n:
                 fail(
                     f"List argument '{arg.name}' to '{_snake(op_def.name)}' Op with length {n} "
@@ -450,6 +451,5 @@ def make_wrapper_class(op_def: OpDef) -> type:
         "__doc__": _doc(op_def),
         "op_def": op_def,
     }
-    cls = type(op_def.name, (), namespace)
-    cls.__init__.__signature__ = sig  # type: ignore[attr-defined]
-    return cls
+    __init__.__signature__ = sig  # type: ignore[attr-defined]
+    return type(op_def.name, (), namespace)

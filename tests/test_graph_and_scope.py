@@ -205,3 +205,12 @@ def test_output_is_not_a_python_bool_or_iterable():
     with pytest.raises(TypeError, match="not iterable"):
         list(x)
     assert (x == x) is True  # == compares handles, as in TensorFlow graph mode
+
+
+def test_minigraph_reexports_every_builder():
+    builders = ops.builders()
+    assert {"space_to_batch_nd", "dynamic_partition", "tensor_scatter_nd_max", "conv2d"} <= set(
+        builders
+    )
+    for name, fn in builders.items():
+        assert getattr(mg, name) is fn and name in mg.__all__, name
