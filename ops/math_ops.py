@@ -54,6 +54,11 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
     return broadcast(x.shape, y.shape)
 
 
+# Reusing an input buffer saves memory and page faults on large tensors; below this many
+# elements a fresh array costs less than checking whether one can be reused.
+_FORWARD_MIN_SIZE = 4096
+
+
 def _binary_kernel(ufunc_name: str, keeps_dtype: bool, quiet: bool) -> Any:
     np_ufunc = getattr(np, ufunc_name)
 
@@ -70,23 +75,30 @@ def _binary_kernel(ufunc_name: str, keeps_dtype: bool, quiet: bool) -> Any:
             except ValueError:
                 ctx.fail(f"Incompatible shapes: {TensorShape(x.shape)} vs. {TensorShape(y.shape)}")
             ctx.check_size(shape, x.dtype)  # both sides broadcast: the output can be huge
-        out = ctx.forwarded((x, y), shape, x.dtype) if keeps_dtype and ctx.forwardable else None
+        out = None
+        if keeps_dtype and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
+            out = ctx.forwarded((x, y), shape, x.dtype)
         if quiet and xp is np:
             with np.errstate(all="ignore"):
                 r = ufunc(x, y, out=out)
         else:
-            r = ufunc(x, y, out=out)
-        return r if isinstance(r, xp.ndarray) else xp.asarray(r)
+            r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
+        return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
 
     return kernel
 
 
 def _unary_kernel(ufunc_name: str, keeps_dtype: bool) -> Any:
+    np_ufunc = getattr(np, ufunc_name)
+
     def kernel(ctx: KernelContext, x: Any) -> Any:
         xp = ctx.xp
-        out = ctx.forwarded((x,), x.shape, x.dtype) if keeps_dtype and ctx.forwardable else None
-        r = getattr(xp, ufunc_name)(x, out=out)
-        return r if isinstance(r, xp.ndarray) else xp.asarray(r)
+        ufunc = np_ufunc if xp is np else getattr(xp, ufunc_name)
+        out = None
+        if keeps_dtype and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
+            out = ctx.forwarded((x,), x.shape, x.dtype)
+        r = ufunc(x) if out is None else ufunc(x, out=out)
+        return r if x.ndim else xp.asarray(r)  # NumPy gives scalars for 0-d operands
 
     return kernel
 
