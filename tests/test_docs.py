@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from minigraph import docgen
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "ops"
@@ -22,3 +24,18 @@ def test_every_public_op_has_a_page_with_its_signature():
         if name.startswith("_"):
             continue
         assert op_def.signature() in pages[f"{name}.md"]
+
+
+def _python_blocks(path):
+    text = path.read_text()
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/getting-started.md"])
+def test_python_examples_in_docs_run(doc):
+    path = DOCS.parent.parent / doc
+    blocks = _python_blocks(path)
+    assert blocks, f"{doc} has no python examples"
+    namespace: dict = {}
+    for block in blocks:  # later blocks may use names from earlier ones, as a reader would
+        exec(compile(block, str(path), "exec"), namespace)
