@@ -399,8 +399,10 @@ class Graph:
             if d["control"]:
                 lines.append(f'  "{u}" -> "{v}" [style=dashed];')
             else:
-                spec = self.node(u).output_specs[d["src_output"]]
-                lines.append(f'  "{u}" -> "{v}" [label="{spec.dtype.name}{spec.shape}"];')
+                src = self.node(u)
+                spec = src.output_specs[d["src_output"]]
+                which = f"{d['src_output']}: " if src.num_outputs > 1 else ""
+                lines.append(f'  "{u}" -> "{v}" [label="{which}{spec.dtype.name}{spec.shape}"];')
         lines.append("}")
         return "\n".join(lines) + "\n"
 
