@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors, ops
+from minigraph.kernel import KernelContext
+from minigraph.ops import data_flow_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
@@ -307,6 +309,61 @@ def test_stitch_reverse_order_duplicates():
     assert_same(out, np.arange(n, dtype=np.int64))
 
 
+@pytest.mark.parametrize("stitch", STITCHES, ids=STITCH_IDS)
+@pytest.mark.parametrize("row", [(3,), (5,), (2, 4)], ids=["12B", "20B", "32B"])
+@pytest.mark.parametrize("kind", ["permutation", "gaps", "duplicates"])
+def test_stitch_rows_that_are_not_words(stitch, row, kind):
+    # Rows of 12, 20 and 32 bytes move as one opaque item each on the CPU.
+    rng = np.random.default_rng(11)
+    n = 500
+    positions = rng.permutation(n if kind != "gaps" else 3 * n)[:n]
+    if kind == "duplicates":
+        positions[::7] = positions[1::7][: len(positions[::7])]
+    indices = np.array_split(positions.astype(np.int32), 3)
+    data = [rng.random((len(i), *row)).astype(np.float32) for i in indices]
+    assert_same(run_lists(stitch, indices, data), stitch_reference(indices, data))
+
+
+class _FirstWins(np.ndarray):
+    """An array whose scatter keeps the first of repeated indices (a GPU may keep any)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(key, np.ndarray) and key.dtype.kind in "iu" and key.size:
+            value = np.broadcast_to(value, key.shape + self.shape[1:])
+            key, value = key[::-1], value[::-1]
+        super().__setitem__(key, value)
+
+
+class _FirstWinsXp:
+    """NumPy, except that new arrays scatter first-wins: the stitch kernel's late path."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    @staticmethod
+    def empty(shape: Any, dtype: Any) -> np.ndarray:
+        return np.empty(shape, dtype).view(_FirstWins)
+
+    @staticmethod
+    def zeros(shape: Any, dtype: Any) -> np.ndarray:
+        return np.zeros(shape, dtype).view(_FirstWins)
+
+
+def test_stitch_later_wins_when_the_scatter_keeps_an_earlier_one():
+    # NumPy's scatter keeps the last of repeated indices, so the repair for a scatter
+    # that keeps another one (maximum.at on the late entries) needs this stand-in.
+    rng = np.random.default_rng(5)
+    indices = [rng.integers(0, 40, size=n).astype(np.int32) for n in (300, 0, 7, 200)]
+    data = [rng.random((len(i), 2)).astype(np.float32) for i in indices]
+    ctx = KernelContext({}, _FirstWinsXp(), "direct", "DynamicStitch")
+    flat = np.concatenate(indices).astype(np.intp)
+    wins = data_flow_ops._stitch_last_wins(ctx, flat, 40)
+    last = {int(v): j for j, v in enumerate(flat)}
+    assert_same(np.asarray(wins), np.isin(np.arange(flat.size), list(last.values())))
+    out = data_flow_ops._dynamic_stitch_kernel(ctx, indices, data)
+    np.testing.assert_array_equal(np.asarray(out), stitch_reference(indices, data))
+
+
 def test_stitch_non_contiguous_data():
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     out = run(
@@ -483,6 +540,29 @@ def test_partition_large(shape, n, partitions):
         assert_same(out, e)
     if shape == (3072,):
         assert outs[-1].shape == (192,)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.float32, np.complex64])
+@pytest.mark.parametrize(
+    "n, ids", [(6, "random"), (9, "runs"), (16, "random"), (255, "random"), (300, "runs")]
+)
+@pytest.mark.parametrize("block_bytes", [1, 64, 1000])
+def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes):
+    # Word rows are sorted block by block (the last one padded) on the CPU; tiny blocks
+    # make many of them, with partitions missing from some blocks or from all.
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(n)
+    size = 2001
+    if ids == "random":
+        p = rng.integers(0, n, size=size)
+    else:  # long runs of one id, every third id never used
+        p = np.repeat(rng.choice(np.arange(0, n, 3), size=size // 50 + 1), 50)[:size]
+    p = p.astype(np.int32)
+    data = _random_data(rng, (size,), dtype)
+    outs = run(lambda d, q: mg.dynamic_partition(d, q, n), data, p)
+    assert len(outs) == n
+    for out, e in zip(outs, partition_reference(data, p, n)):
+        assert_same(out, e)
 
 
 @pytest.mark.parametrize("data_shape", [(4,), (4, 5), (4, 5, 2)])
