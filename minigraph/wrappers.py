@@ -126,17 +126,9 @@ def const_node(scope: Scope, value: np.ndarray) -> Output:
     """A Const node holding a private, read-only copy of ``value``."""
     value = np.array(value, copy=True)
     value.flags.writeable = False
-    return Output(
-        Operation(
-            _make(
-                scope,
-                lookup_op("Const"),
-                "Const",
-                [],
-                {"value": value, "dtype": dtypes.as_dtype(value.dtype)},
-            )
-        )
-    )
+    attrs = {"value": value, "dtype": dtypes.as_dtype(value.dtype)}
+    node = _add_node(scope, lookup_op("Const"), scope.unique_op_name("Const"), [], attrs)
+    return Output(Operation(node))
 
 
 def apply_op(
@@ -157,7 +149,7 @@ def apply_op(
     attrs = dict(attrs)
     sub = Scope(scope.graph, name, None, scope.device_spec, scope.control_deps)
     converted = convert_inputs(op_def, name, sub, inputs, attrs)
-    node = _make(scope, op_def, name, converted, check_attrs(op_def, name, attrs), reserved=True)
+    node = _add_node(scope, op_def, name, converted, check_attrs(op_def, name, attrs))
     return Operation(node)
 
 
@@ -173,15 +165,10 @@ def _scope_for(scope: Scope, inputs: Sequence[Any]) -> Scope:
     return scope
 
 
-def _make(
-    scope: Scope,
-    op_def: OpDef,
-    default: str,
-    inputs: list[Any],
-    attrs: dict[str, Any],
-    reserved: bool = False,
+def _add_node(
+    scope: Scope, op_def: OpDef, name: str, inputs: list[Any], attrs: dict[str, Any]
 ) -> Node:
-    name = default if reserved else scope.unique_op_name(default)
+    """The node, with the scope's device and control dependencies."""
     return scope.graph.create_node(
         op_def,
         name,
