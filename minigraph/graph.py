@@ -487,6 +487,9 @@ def _fold(node: Node, out: list[TensorSpec]) -> list[np.ndarray] | None:
 
 
 def _frozen(value: Any, dtype: DType) -> np.ndarray:
-    v = np.array(value, dtype=dtype.np)
-    v.flags.writeable = False
+    """A read-only array of ``dtype``; one already read-only (a Const's value) is not copied."""
+    v = np.asarray(value, dtype=dtype.np)
+    if v.flags.writeable:
+        v = v.copy()
+        v.flags.writeable = False
     return v
