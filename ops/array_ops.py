@@ -903,7 +903,9 @@ def _range_kernel(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any
     n = _range_count(ctx.fail, s, lim, d)
     dtype = ctx.attrs["Tidx"].np
     ctx.check_size([n], dtype)
-    return (s + ctx.xp.arange(n, dtype=dtype) * d).astype(dtype)
+    if dtype.kind in "iu":  # exact in one pass
+        return ctx.xp.arange(s, s + n * d, d, dtype=dtype)
+    return (s + ctx.xp.arange(n, dtype=dtype) * d).astype(dtype)  # start + i * delta, as TF
 
 
 Range = make_wrapper_class(RANGE)
