@@ -179,7 +179,7 @@ def _schedule(
             Step(
                 op_type=p.op_def.name,
                 node_name=p.name,
-                attrs=p.attrs,
+                attrs=dict(p.attrs),  # a plain dict: steps pickle for remote workers
                 device=p.device,
                 inputs=p.inputs,
                 input_lengths=p.input_lengths,

@@ -330,3 +330,20 @@ def test_huge_output_is_resource_exhausted_before_allocation():
     with pytest.raises(errors.ResourceExhaustedError, match="OOM when allocating") as e:
         mg.Session(g).run(f, {d: [2**40, 2**40]})
     assert e.value.node_name == f.op.name
+
+
+def test_plans_are_plain_data_that_pickle():
+    import pickle
+
+    from minigraph.executor import LocalExecutor
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None], name="x")
+        y = mg.dynamic_stitch([[1, 0]], [mg.stack([x[0] * 2.0, x[1]])])
+    sess = mg.Session(g)
+    sess.run(y, {x: [1.0, 2.0]})
+    (plan,) = sess._plans.values()
+    copy = pickle.loads(pickle.dumps(plan))  # what a worker in another process receives
+    (out,) = LocalExecutor().run(copy, [np.array([1.0, 3.0], np.float32)])
+    np.testing.assert_array_equal(out, [3.0, 2.0])
