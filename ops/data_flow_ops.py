@@ -288,13 +288,17 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     # a concatenation of the data and one gather. Where an index repeats, only the
     # (m, i) that wins it is written, so every output row is written once.
     wins = None if distinct == total else _stitch_last_wins(ctx, flat, first_dim)
-    for i, r, end in zip(idx, rows, ends):
+
+    def put(m: int) -> None:  # list m's winning rows; no two lists write the same row
+        i, r, end = idx[m], rows[m], ends[m]
         w = None if wins is None else wins[end - i.size : end]
         count = i.size if w is None else int(xp.count_nonzero(w))
         if count == i.size:
             _stitch_put(xp, out, i, r)
         elif count:
             _stitch_put(xp, out, xp.compress(w, i), xp.compress(w, r, axis=0))
+
+    ctx.parallel_map(put, range(len(idx)), out.nbytes)
     return _unrows(out, dtype, extra)
 
 
@@ -490,7 +494,9 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
         parts = _partition_blocked(rows, ids, n)
     elif n <= _MASKED_PARTITIONS:
         # One boolean mask and one compress pass per partition, no sort.
-        parts = [xp.compress(ids == k, rows, axis=0) for k in range(n)]
+        parts = ctx.parallel_map(
+            lambda k: xp.compress(ids == k, rows, axis=0), range(n), rows.nbytes
+        )
     else:
         parts = _partition_sorted(xp, rows, ids, n)
     return [_unrows(p, data.dtype, extra) for p in parts]
