@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from minigraph import errors
+from minigraph import config, errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int
@@ -277,6 +277,20 @@ def _copy(xp: Any, dst: Any, src: Any, ufunc_up_to: int) -> None:
         dst[...] = src
 
 
+def _copy_split(ctx: KernelContext, dst: Any, src: Any, ufunc_up_to: int) -> None:
+    """:func:`_copy`, in slices of the first axis longer than 1 copied on both cores."""
+    axis = next((a for a in range(dst.ndim - 1) if dst.shape[a] > 1), 0)
+    n = dst.shape[axis]
+    pieces = max(1, min(n, config.kernel_threads()))
+    bounds = [n * p // pieces for p in range(pieces + 1)]
+
+    def copy(p: int) -> None:
+        index = (slice(None),) * axis + (slice(bounds[p], bounds[p + 1]),)
+        _copy(ctx.xp, dst[index], src[index], ufunc_up_to)
+
+    ctx.parallel_map(copy, range(pieces), dst.size * dst.itemsize)
+
+
 def _block_perm(k: int) -> list[int]:
     """[b_1..b_k, n, o_1..o_k, d] -> [n, o_1, b_1, ..., o_k, b_k, d]."""
     return [k, *(a for i in range(k) for a in (k + 1 + i, i)), 2 * k + 1]
@@ -442,7 +456,7 @@ def _space_to_batch_nd_kernel(ctx: KernelContext, x: Any, block_shape: Any, padd
     # copies are their products: one when every padding is a multiple of the block.
     dst, src = _as_chunks(ctx.xp, dst, src)
     for rects in itertools.product(*(_runs(starts[i], sizes[i], blocks[i]) for i in range(k))):
-        _copy(ctx.xp, dst[_transposed_index(rects)], _split(src, rects, starts, blocks), 4)
+        _copy_split(ctx, dst[_transposed_index(rects)], _split(src, rects, starts, blocks), 4)
     return out
 
 
@@ -593,7 +607,7 @@ def _batch_to_space_nd_kernel(ctx: KernelContext, x: Any, block_shape: Any, crop
     src = x.reshape([*blocks, n, *sizes, depth]).transpose(_block_perm(k))
     dst, src = _as_chunks(ctx.xp, out.reshape([n, *cropped, depth]), src)
     for rects in itertools.product(*(_runs(starts[i], cropped[i], blocks[i]) for i in range(k))):
-        _copy(ctx.xp, _split(dst, rects, starts, blocks), src[_transposed_index(rects)], 8)
+        _copy_split(ctx, _split(dst, rects, starts, blocks), src[_transposed_index(rects)], 8)
     return out
 
 

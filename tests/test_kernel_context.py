@@ -76,3 +76,22 @@ def test_threaded_stitch_and_partition_match_references():
     for k in range(3):
         np.testing.assert_array_equal(out[0][k], x[p == k])
     np.testing.assert_array_equal(out[1], x)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_threaded_space_to_batch_round_trip(batch):
+    """Large enough to be copied on several threads; checked against the doc's four steps."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((batch, 2 * 257, 4 * 129, 3)).astype(np.float32)
+    pads = [[1, 1], [2, 2]]
+    assert x.nbytes * 2 > PARALLEL_MIN_BYTES
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.space_to_batch_nd(x, [2, 4], pads)
+        back = mg.batch_to_space_nd(y, [2, 4], pads)
+    out, restored = mg.Session(g).run([y, back])
+    p = np.pad(x, [(0, 0), *pads, (0, 0)])
+    b, h, w, c = p.shape
+    ref = p.reshape(b, h // 2, 2, w // 4, 4, c).transpose(2, 4, 0, 1, 3, 5)
+    np.testing.assert_array_equal(out, ref.reshape(b * 8, h // 2, w // 4, c))
+    np.testing.assert_array_equal(restored, x)
