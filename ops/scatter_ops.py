@@ -899,7 +899,14 @@ def _gather_nd_kernel(ctx: KernelContext, params: Any, indices: Any) -> Any:
     src = _rows_view(params, math.prod(params.shape[:ix]))
     dst = _rows_view(out, n_result)
     if xp is np:  # mode="clip" skips take's own bounds pass (the rows are checked above)
-        np.take(src, flat, axis=0, out=dst, mode="clip")
+        pieces = max(1, min(n_result, config.kernel_threads()))
+        bounds = [n_result * p // pieces for p in range(pieces + 1)]
+
+        def gather(p: int) -> None:  # each thread fills its own stretch of rows
+            a, b = bounds[p], bounds[p + 1]
+            np.take(src, flat[a:b], axis=0, out=dst[a:b], mode="clip")
+
+        ctx.parallel_map(gather, range(pieces), out.nbytes + flat.nbytes)
     else:
         dst[...] = xp.take(src, flat, axis=0)
     if bad is not None:

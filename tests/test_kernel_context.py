@@ -95,3 +95,13 @@ def test_threaded_space_to_batch_round_trip(batch):
     ref = p.reshape(b, h // 2, 2, w // 4, 4, c).transpose(2, 4, 0, 1, 3, 5)
     np.testing.assert_array_equal(out, ref.reshape(b * 8, h // 2, w // 4, c))
     np.testing.assert_array_equal(restored, x)
+
+
+def test_threaded_gather_nd_matches_indexing():
+    rng = np.random.default_rng(7)
+    params = rng.standard_normal((1 << 16, 16)).astype(np.float32)
+    idx = rng.integers(0, 1 << 16, (1 << 16, 1)).astype(np.int32)
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.gather_nd(params, idx)
+    np.testing.assert_array_equal(mg.Session(g).run(y), params[idx[:, 0]])
