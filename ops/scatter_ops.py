@@ -385,7 +385,7 @@ def _scatter(
         out = ctx.forwarded((tensor,), tensor.shape, tensor.dtype)  # never indices or updates
         if out is None:
             out = ctx.allocate(tensor.shape, tensor.dtype)
-            out[...] = tensor
+            ctx.copy(out, tensor)
     if work is not None:
         n_rows, flat, upd = work
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, silently
@@ -899,14 +899,11 @@ def _gather_nd_kernel(ctx: KernelContext, params: Any, indices: Any) -> Any:
     src = _rows_view(params, math.prod(params.shape[:ix]))
     dst = _rows_view(out, n_result)
     if xp is np:  # mode="clip" skips take's own bounds pass (the rows are checked above)
-        pieces = max(1, min(n_result, config.kernel_threads()))
-        bounds = [n_result * p // pieces for p in range(pieces + 1)]
 
-        def gather(p: int) -> None:  # each thread fills its own stretch of rows
-            a, b = bounds[p], bounds[p + 1]
-            np.take(src, flat[a:b], axis=0, out=dst[a:b], mode="clip")
+        def gather(rows: slice) -> None:  # each thread fills its own stretch of rows
+            np.take(src, flat[rows], axis=0, out=dst[rows], mode="clip")
 
-        ctx.parallel_map(gather, range(pieces), out.nbytes + flat.nbytes)
+        ctx.parallel_slices(gather, n_result, out.nbytes + flat.nbytes)
     else:
         dst[...] = xp.take(src, flat, axis=0)
     if bad is not None:

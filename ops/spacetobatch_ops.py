@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from minigraph import config, errors
+from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int
@@ -155,7 +155,7 @@ def _unchanged(ctx: KernelContext, x: Any) -> Any:
     if 0 in ctx.forwardable:
         return x
     out = ctx.allocate(x.shape, x.dtype)
-    out[...] = x
+    ctx.copy(out, x)
     return out
 
 
@@ -280,15 +280,12 @@ def _copy(xp: Any, dst: Any, src: Any, ufunc_up_to: int) -> None:
 def _copy_split(ctx: KernelContext, dst: Any, src: Any, ufunc_up_to: int) -> None:
     """:func:`_copy`, in slices of the first axis longer than 1 copied on both cores."""
     axis = next((a for a in range(dst.ndim - 1) if dst.shape[a] > 1), 0)
-    n = dst.shape[axis]
-    pieces = max(1, min(n, config.kernel_threads()))
-    bounds = [n * p // pieces for p in range(pieces + 1)]
 
-    def copy(p: int) -> None:
-        index = (slice(None),) * axis + (slice(bounds[p], bounds[p + 1]),)
+    def copy(part: slice) -> None:
+        index = (slice(None),) * axis + (part,)
         _copy(ctx.xp, dst[index], src[index], ufunc_up_to)
 
-    ctx.parallel_map(copy, range(pieces), dst.size * dst.itemsize)
+    ctx.parallel_slices(copy, dst.shape[axis], dst.size * dst.itemsize)
 
 
 def _block_perm(k: int) -> list[int]:
