@@ -339,16 +339,25 @@ def _do_scatter_nd_checks(
         )
 
 
-def _scatter_index_fail(
-    fail: Callable[[str], NoReturn], ind: tuple, out: tuple
+def _index_fail(
+    fail: Callable[[str], NoReturn], ind: tuple, into: str, suffix: str = ""
 ) -> Callable[[int, list[int]], NoReturn]:
+    """The error for a bad index row, in TensorFlow's wording: ``indices[i] = [..] does not
+    index into <into>``."""
+
     def bad_row(pos: int, values: list[int]) -> NoReturn:
         fail(
             f"indices{multi_index(tuple(ind[:-1]), pos)} = [{', '.join(map(str, values))}] "
-            f"does not index into shape {_dbg(out)}"
+            f"does not index into {into}{suffix}"
         )
 
     return bad_row
+
+
+def _scatter_index_fail(
+    fail: Callable[[str], NoReturn], ind: tuple, out: tuple
+) -> Callable[[int, list[int]], NoReturn]:
+    return _index_fail(fail, ind, f"shape {_dbg(out)}")
 
 
 # -- The shared scatter kernel core ------------------------------------------------------
@@ -802,13 +811,7 @@ def _gather_nd_checks(fail: Callable[[str], NoReturn], params: tuple, ind: tuple
 def _gather_index_fail(
     fail: Callable[[str], NoReturn], node: str, ind: tuple, params: tuple
 ) -> Callable[[int, list[int]], NoReturn]:
-    def bad_row(pos: int, values: list[int]) -> NoReturn:
-        fail(
-            f"indices{multi_index(tuple(ind[:-1]), pos)} = [{', '.join(map(str, values))}] "
-            f"does not index into param shape {_dbg(params)}, node name: {node}"
-        )
-
-    return bad_row
+    return _index_fail(fail, ind, f"param shape {_dbg(params)}", f", node name: {node}")
 
 
 def _gather_nd_shape(c: InferenceContext, params: TensorSpec, indices: TensorSpec) -> TensorShape:
