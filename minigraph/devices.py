@@ -124,11 +124,11 @@ def gpu_unavailable_reason(index: int = 0) -> str | None:
     except Exception as e:  # a broken CUDA install can fail at import with anything
         return f"CuPy failed to import: {e}"
     try:
-        if not cupy.is_available():
-            return "no CUDA device is available to CuPy"
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:
-        return f"CUDA is not usable: {e}"
+    except Exception as e:  # no driver, a driver too old for CuPy's CUDA, no device...
+        return f"no CUDA device is available to CuPy ({e})"
+    if count == 0:
+        return "no CUDA device is available to CuPy"
     if index >= count:
         return f"there are only {count} GPUs"
     return None

@@ -154,7 +154,7 @@ class KernelContext:
 
     def parallel_slices(self, fn: Callable[[slice], Any], n: int, work_bytes: int) -> None:
         """``fn(piece)`` for slices that tile ``range(n)``, one per thread when worth it."""
-        pieces = max(1, min(n, config.kernel_threads()))
+        pieces = max(1, min(n, config.kernel_threads())) if self.xp is np else 1
         bounds = [n * p // pieces for p in range(pieces + 1)]
         self.parallel_map(lambda p: fn(slice(bounds[p], bounds[p + 1])), range(pieces), work_bytes)
 

@@ -5,25 +5,75 @@ is available and its array module is this one: NumPy behind another module objec
 then place nodes on the GPU and insert host/device copies exactly as with a real GPU, and
 kernels take their non-NumPy code paths (``xp is not np``), so a machine without a GPU
 still runs the GPU kernels' logic. Values stay in host memory; nothing here is fast.
+
+Where CuPy accepts less than NumPy, so does this module, so that a kernel which passes
+on the simulated GPU does not fail on a real one for want of a CuPy feature
+(:mod:`minigraph.cupy_limits`):
+
+- ``ufunc.at`` exists only for ``add``, ``maximum`` and ``minimum`` (``subtract.at`` raises
+  NotImplementedError), on the dtypes CUDA has atomics for.
+- ``ufunc.reduceat`` exists only for ``add``.
+- ``argsort`` and ``sort`` take no ``kind`` but the stable one; ``take`` has no ``mode``;
+  there is no ``errstate``.
+- ``put`` with a repeated index keeps the *first* value, not NumPy's last: on a GPU the
+  writes race and any one may win, so kernels must not count on the order.
 """
 
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from .cupy_limits import ATOMIC_AT_DTYPES, has_atomic_at
+
 __all__ = ["xp"]
+
+_NOT_IN_CUPY = frozenset({"errstate", "seterr", "geterr"})
+
+
+class _Ufunc:
+    """A NumPy ufunc with CuPy's narrower ``at`` and ``reduceat``."""
+
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ufunc(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ufunc, name)
+
+    def at(self, a: np.ndarray, indices: Any, b: Any = None) -> None:
+        if self.__name__ not in ATOMIC_AT_DTYPES:
+            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
+        if not has_atomic_at(self.__name__, a.dtype):
+            raise TypeError(f"CuPy's {self.__name__}.at does not support {a.dtype}")
+        self._ufunc.at(a, indices, b)
+
+    def reduceat(self, array: Any, indices: Any, axis: int = 0, **kwargs: Any) -> Any:
+        if self.__name__ != "add":
+            raise NotImplementedError(f"`cupy_{self.__name__}.reduceat` is not supported yet")
+        return self._ufunc.reduceat(array, indices, axis=axis, **kwargs)
+
+
+def _sort_kind(kind: str | None) -> None:
+    if kind not in (None, "stable"):
+        raise ValueError(f"CuPy sorts stably only; kind={kind!r} is not accepted")
 
 
 class _SimulatedCuPy(types.ModuleType):
-    """NumPy's functions, with CuPy's copying ``asarray`` and ``asnumpy``."""
+    """NumPy's functions, with CuPy's copying ``asarray`` and ``asnumpy`` and its limits."""
 
     ndarray = np.ndarray
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
+        if name in _NOT_IN_CUPY:
+            raise AttributeError(f"CuPy has no {name}")
+        value = getattr(np, name)
+        return _Ufunc(value) if isinstance(value, np.ufunc) else value
 
     @staticmethod
     def asarray(x: Any, dtype: Any = None) -> np.ndarray:
@@ -34,6 +84,28 @@ class _SimulatedCuPy(types.ModuleType):
     @staticmethod
     def asnumpy(x: Any) -> np.ndarray:
         return np.array(x, copy=True)
+
+    @staticmethod
+    def argsort(a: Any, axis: int = -1, kind: str | None = None) -> np.ndarray:
+        _sort_kind(kind)
+        return np.argsort(a, axis=axis, kind="stable")
+
+    @staticmethod
+    def sort(a: Any, axis: int = -1, kind: str | None = None) -> np.ndarray:
+        _sort_kind(kind)
+        return np.sort(a, axis=axis, kind="stable")
+
+    @staticmethod
+    def put(
+        a: np.ndarray, ind: Any, v: Any, mode: Literal["raise", "wrap", "clip"] = "wrap"
+    ) -> None:
+        ind = np.asarray(ind).reshape(-1)
+        v = np.resize(np.asarray(v, a.dtype), ind.shape)  # repeated as necessary, as CuPy
+        np.put(a, ind[::-1], v[::-1], mode=mode)  # the first of repeated indices wins
+
+    @staticmethod
+    def take(a: Any, indices: Any, axis: int | None = None, out: Any = None) -> np.ndarray:
+        return np.take(a, indices, axis=axis, out=out)
 
 
 xp = _SimulatedCuPy("minigraph.simulated_cupy")

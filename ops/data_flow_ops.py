@@ -22,6 +22,7 @@ import numpy as np
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int, multi_index
+from minigraph.ops.duplicates import occurrences
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -224,30 +225,11 @@ def _stitch_check_shapes(ctx: KernelContext, indices: list[Any], data: list[Any]
             )
 
 
-def _stitch_distinct(ctx: KernelContext, flat: Any, first_dim: int) -> int:
+def _stitch_distinct(flat: np.ndarray, first_dim: int) -> int:
     """How many distinct indices there are: one boolean scatter, cheaper than sorting."""
-    seen = ctx.allocate((first_dim,), np.bool_, fill=0)
+    seen = np.zeros(first_dim, np.bool_)
     seen[flat] = True
-    return int(ctx.xp.count_nonzero(seen))
-
-
-def _stitch_last_wins(ctx: KernelContext, flat: Any, first_dim: int) -> Any:
-    """``wins[j]``: whether ``flat[j]``, the j-th (m, i) in list order then flat order, is
-    the last one to name its index, so the one whose row the output keeps."""
-    xp = ctx.xp
-    total = flat.size
-    # Positions as int32 when they fit: half the memory to scatter and gather, 1.5x faster.
-    order = xp.arange(total, dtype=xp.int32 if total <= 2**31 else xp.int64)
-    last = ctx.allocate((first_dim,), order.dtype)  # only the slots named are read back
-    last[flat] = order  # one of the duplicates wins, not necessarily the last
-    named = xp.take(last, flat)
-    late = named < order  # an (m, i) later than the one that won its slot
-    if int(xp.count_nonzero(late)):
-        # NumPy's scatter happens to write in order, so this is for other devices;
-        # maximum.at makes the last one win. (GPU port: cupyx.scatter_max.)
-        xp.maximum.at(last, flat[late], order[late])
-        named = xp.take(last, flat)
-    return named == order
+    return int(np.count_nonzero(seen))
 
 
 def _stitch_put(xp: Any, out: Any, i: Any, r: Any) -> None:
@@ -273,30 +255,31 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     row = _prod(extra)
     if first_dim == 0 or row == 0:
         return ctx.allocate((first_dim, *extra), dtype, fill=0)
-    # Host memory to the device, as intp (NumPy indexes with intp 2-3x faster), all lists
+    # The indices are in host memory (as in TensorFlow), and repeats are resolved there:
+    # no device sync on a GPU. As intp (NumPy indexes with intp 2-3x faster), all lists
     # in one buffer: one cast instead of N, and the concatenation duplicates need.
-    flat = xp.concatenate([xp.asarray(i.reshape(-1)) for i in host], dtype=xp.intp)
+    flat = np.concatenate([i.reshape(-1) for i in host], dtype=np.intp)
     ends = np.cumsum([i.size for i in host]).tolist()
     idx = [flat[end - i.size : end] for i, end in zip(host, ends)]
     rows = [_rows(xp, d, i.size, row) for i, d in zip(idx, data)]
     total = flat.size
-    distinct = _stitch_distinct(ctx, flat, first_dim)
+    distinct = _stitch_distinct(flat, first_dim)
     # Rows that no index names stay zero; zeroed memory costs no more than empty memory.
     fill = 0 if distinct < first_dim else None
     out = ctx.allocate((first_dim, *rows[0].shape[1:]), rows[0].dtype, fill=fill)
     # Each list straight into the output: about 2x faster than an inverse map, then
     # a concatenation of the data and one gather. Where an index repeats, only the
     # (m, i) that wins it is written, so every output row is written once.
-    wins = None if distinct == total else _stitch_last_wins(ctx, flat, first_dim)
+    wins = None if distinct == total else occurrences(np, flat, first_dim, last=True)
 
     def put(m: int) -> None:  # list m's winning rows; no two lists write the same row
         i, r, end = idx[m], rows[m], ends[m]
-        w = None if wins is None else wins[end - i.size : end]
-        count = i.size if w is None else int(xp.count_nonzero(w))
-        if count == i.size:
-            _stitch_put(xp, out, i, r)
-        elif count:
-            _stitch_put(xp, out, xp.compress(w, i), xp.compress(w, r, axis=0))
+        if wins is not None:
+            keep = np.flatnonzero(wins[end - i.size : end])
+            if keep.size < i.size:
+                i, r = i[keep], xp.take(r, xp.asarray(keep), axis=0)
+        if i.size:
+            _stitch_put(xp, out, xp.asarray(i), r)
 
     ctx.parallel_map(put, range(len(idx)), out.nbytes)
     return _unrows(out, dtype, extra)
@@ -314,7 +297,8 @@ parallel_dynamic_stitch = make_builder(PARALLEL_DYNAMIC_STITCH, "parallel_dynami
 def _check_partitions(fail: Fail, partitions: Any, num_partitions: int) -> None:
     """The first partition id outside [0, num_partitions), in flat order, as TensorFlow."""
     p = partitions.reshape(-1)
-    if not p.size or (0 <= int(p.min()) and int(p.max()) < num_partitions):
+    # As unsigned, a negative id is too large: one pass and one device sync for the check.
+    if not p.size or int(p.view(np.uint32).max()) < num_partitions:
         return
     pos = int(((p < 0) | (p >= num_partitions)).argmax())
     where = multi_index(tuple(partitions.shape), pos)
@@ -487,7 +471,10 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     extra = tuple(data.shape[partitions.ndim :])
     ids = partitions.reshape(-1)
     rows = _rows(xp, data, ids.size, _prod(extra))
-    if xp is np and rows.ndim == 1 and n > _MASKED_WORD_PARTITIONS:
+    if xp is not np:
+        # One sort on the GPU: a compress per partition would cost a device sync each.
+        parts = _partition_sorted(xp, rows, ids, n)
+    elif rows.ndim == 1 and n > _MASKED_WORD_PARTITIONS:
         # Rows of 8 bytes or less; longer ones fill whole cache lines, and there the
         # blocks' extra copy costs more than it saves (1M rows of 256 bytes into 16
         # parts: 115 ms against 95).

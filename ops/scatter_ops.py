@@ -18,10 +18,12 @@ from typing import Any, NoReturn
 import numpy as np
 
 from minigraph import config, dtypes
+from minigraph.cupy_limits import has_atomic_at
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int, multi_index
+from minigraph.ops.duplicates import occurrences, reduce_by_key
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import (
     ShapeError,
@@ -105,31 +107,6 @@ def _rows_view(x: Any, n_rows: int) -> Any:
     return x.reshape(n_rows) if slice_size == 1 else x.reshape(n_rows, slice_size)
 
 
-# Use a position table over the output rows while it is at most this many entries per
-# update row; beyond that, sorting the offsets costs less than touching the table.
-_TABLE_ROWS_PER_UPDATE = 64
-
-
-def _occurrences(xp: Any, flat: Any, n_rows: int, last: bool) -> Any | None:
-    """Mask of the first (or last) row of each distinct offset; None when all differ."""
-    n = int(flat.shape[0])
-    if n < 2:
-        return None
-    pos_type = np.int32 if n < 2**31 else np.int64
-    pos = xp.arange(n, dtype=pos_type)
-    if n_rows <= _TABLE_ROWS_PER_UPDATE * n:
-        table = xp.empty(n_rows, pos_type)
-        table[flat] = pos  # any writer: it only initialises the entries read below
-        # Integer max/min: order-free, so deterministic with GPU atomics too.
-        (xp.maximum if last else xp.minimum).at(table, flat, pos)
-        mask = table[flat] == pos
-    else:
-        _, where = xp.unique(flat[::-1] if last else flat, return_index=True)
-        mask = xp.zeros(n, bool)
-        mask[n - 1 - where if last else where] = True
-    return None if bool(mask.all()) else mask
-
-
 # -- Combining rules ------------------------------------------------------------------
 
 
@@ -141,7 +118,7 @@ def _select(xp: Any, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
 
 def _assign(xp: Any, out: Any, flat: Any, upd: Any) -> None:
     """TensorScatterUpdate: the last update in index order wins."""
-    last = _occurrences(xp, flat, out.shape[0], last=True)
+    last = occurrences(xp, flat, out.shape[0], last=True)
     if last is not None:
         flat, upd = _select(xp, last, flat, upd)
     out[flat] = upd  # the offsets are distinct now, so the assignment is well defined
@@ -153,16 +130,16 @@ def _accumulate(ufunc_name: str) -> Combine:
 
     def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
         ufunc = getattr(xp, ufunc_name)
-        if xp is not np and out.dtype.kind in "fc" and config.op_determinism_enabled():
-            _sorted_accumulate(xp, ufunc, out, flat, upd)
+        if xp is not np:
+            _accumulate_on_device(xp, ufunc_name, out, flat, upd)
             return
         if out.ndim == 1:
-            ufunc.at(out, flat, upd)  # on a GPU: CuPy's ufunc.at, atomics
+            ufunc.at(out, flat, upd)
             return
         # ufunc.at is slow for slices: each offset's first row goes in one vectorised
         # read-modify-write, and only the repeats through ufunc.at (sequential, in index
         # order), so per offset it is still ((out op u1) op u2) op ...
-        first = _occurrences(xp, flat, out.shape[0], last=False)
+        first = occurrences(xp, flat, out.shape[0], last=False)
         rows, head = (flat, upd) if first is None else _select(xp, first, flat, upd)
         cur = xp.take(out, rows, axis=0)
         out[rows] = ufunc(cur, head, out=cur)
@@ -172,21 +149,17 @@ def _accumulate(ufunc_name: str) -> Combine:
     return combine
 
 
-def _sorted_accumulate(xp: Any, ufunc: Any, out: Any, flat: Any, upd: Any) -> None:
-    """Bitwise-reproducible float accumulation for the GPU (``enable_op_determinism``).
-
-    GPU ``ufunc.at`` uses atomics, whose order (and so rounding) changes from run to run.
-    Here the updates are sorted stably by offset and each offset's updates summed by one
-    ``add.reduceat`` in a fixed order, then combined with the output once.
-    """
-    if flat.shape[0] == 0:
+def _accumulate_on_device(xp: Any, ufunc_name: str, out: Any, flat: Any, upd: Any) -> None:
+    """The GPU's sums: CuPy's ``add.at``, one atomic add per element, where CUDA has one
+    for the dtype. Integer atomics give the same result in any order; float ones round
+    differently from run to run, so after ``enable_op_determinism`` (and for dtypes
+    without atomics) each offset's updates are summed in a fixed order instead."""
+    order_free = out.dtype.kind != "f" or not config.op_determinism_enabled()
+    if order_free and has_atomic_at("add", out.dtype):
+        xp.add.at(out, flat, upd if ufunc_name == "add" else xp.negative(upd))
         return
-    order = xp.argsort(flat, kind="stable")
-    flat, upd = xp.take(flat, order), xp.take(upd, order, axis=0)
-    starts = xp.flatnonzero(xp.concatenate([xp.ones(1, bool), flat[1:] != flat[:-1]]))
-    sums = xp.add.reduceat(upd, starts, axis=0)
-    targets = xp.take(flat, starts)
-    out[targets] = ufunc(xp.take(out, targets, axis=0), sums)
+    targets, sums = reduce_by_key(xp, flat, upd, xp.add)  # bool: add is OR
+    out[targets] = getattr(xp, ufunc_name)(xp.take(out, targets, axis=0), sums)
 
 
 def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
@@ -195,39 +168,30 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
     Per element that leaves the first of (out, u1, u2, ...) that equals the extreme of
     the non-NaN values, unless out is NaN: a NaN update never wins, a NaN already
     there stays, and of 0.0 and -0.0 the earlier stays. Each offset's first row goes
-    in one vectorised step; the repeats are reduced per offset on rows sorted stably
-    by offset. No ``ufunc.at``: NumPy's minimum breaks ties between 0.0 and -0.0
-    differently for float16 and float32.
+    in one vectorised step; the repeats are folded per offset by ``reduce_by_key`` with
+    the same rule, which is associative once NaN updates are replaced by ``nan_fill``
+    (an infinity that never replaces anything). No ``ufunc.at``: NumPy's minimum breaks
+    ties between 0.0 and -0.0 differently for float16 and float32, and CuPy's atomics
+    follow neither rule.
     """
     less = ufunc_name == "minimum"
 
+    def keep(xp: Any, cur: Any, upd: Any) -> Any:
+        return xp.where(upd < cur if less else upd > cur, upd, cur)
+
     def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:
-        cur = xp.take(out, targets, axis=0)
-        out[targets] = xp.where(upd < cur if less else upd > cur, upd, cur)
+        out[targets] = keep(xp, xp.take(out, targets, axis=0), upd)
 
     def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
-        first = _occurrences(xp, flat, out.shape[0], last=False)
+        first = occurrences(xp, flat, out.shape[0], last=False)
         if first is None:
             apply(xp, out, flat, upd)
             return
         apply(xp, out, *_select(xp, first, flat, upd))
         flat, upd = _select(xp, ~first, flat, upd)
-        order = xp.argsort(flat, kind="stable")
-        flat, upd = xp.take(flat, order), xp.take(upd, order, axis=0)
         if upd.dtype.kind == "f":
-            nan = xp.isnan(upd)
-            if bool(nan.any()):
-                upd = xp.where(nan, nan_fill, upd)  # never replaces anything
-        n = flat.shape[0]
-        starts = xp.flatnonzero(xp.concatenate([xp.ones(1, bool), flat[1:] != flat[:-1]]))
-        extreme = getattr(xp, ufunc_name).reduceat(upd, starts, axis=0)
-        if upd.dtype.kind == "f" and bool((extreme == 0).any()):
-            # Which zero: the first row of each offset that holds the extreme keeps its bits.
-            hit = upd == xp.repeat(extreme, xp.diff(xp.append(starts, n)), axis=0)
-            rows = xp.arange(n).reshape((n,) + (1,) * (upd.ndim - 1))
-            first_hit = xp.minimum.reduceat(xp.where(hit, rows, n), starts, axis=0)
-            extreme = xp.take_along_axis(upd, first_hit, axis=0)
-        apply(xp, out, xp.take(flat, starts), extreme)
+            upd = xp.where(xp.isnan(upd), upd.dtype.type(nan_fill), upd)
+        apply(xp, out, *reduce_by_key(xp, flat, upd, lambda a, b: keep(xp, a, b)))
 
     return combine
 
@@ -908,7 +872,7 @@ def _gather_nd_kernel(ctx: KernelContext, params: Any, indices: Any) -> Any:
 
         ctx.parallel_slices(gather, n_result, out.nbytes + flat.nbytes)
     else:
-        dst[...] = xp.take(src, flat, axis=0)
+        xp.take(src, flat, axis=0, out=dst)
     if bad is not None:
         dst[bad] = 0
     return out

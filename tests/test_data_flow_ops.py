@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors, ops
-from minigraph.kernel import KernelContext
 from minigraph.ops import data_flow_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
@@ -322,46 +321,6 @@ def test_stitch_rows_that_are_not_words(stitch, row, kind):
     indices = np.array_split(positions.astype(np.int32), 3)
     data = [rng.random((len(i), *row)).astype(np.float32) for i in indices]
     assert_same(run_lists(stitch, indices, data), stitch_reference(indices, data))
-
-
-class _FirstWins(np.ndarray):
-    """An array whose scatter keeps the first of repeated indices (a GPU may keep any)."""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if isinstance(key, np.ndarray) and key.dtype.kind in "iu" and key.size:
-            value = np.broadcast_to(value, key.shape + self.shape[1:])
-            key, value = key[::-1], value[::-1]
-        super().__setitem__(key, value)
-
-
-class _FirstWinsXp:
-    """NumPy, except that new arrays scatter first-wins: the stitch kernel's late path."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
-
-    @staticmethod
-    def empty(shape: Any, dtype: Any) -> np.ndarray:
-        return np.empty(shape, dtype).view(_FirstWins)
-
-    @staticmethod
-    def zeros(shape: Any, dtype: Any) -> np.ndarray:
-        return np.zeros(shape, dtype).view(_FirstWins)
-
-
-def test_stitch_later_wins_when_the_scatter_keeps_an_earlier_one():
-    # NumPy's scatter keeps the last of repeated indices, so the repair for a scatter
-    # that keeps another one (maximum.at on the late entries) needs this stand-in.
-    rng = np.random.default_rng(5)
-    indices = [rng.integers(0, 40, size=n).astype(np.int32) for n in (300, 0, 7, 200)]
-    data = [rng.random((len(i), 2)).astype(np.float32) for i in indices]
-    ctx = KernelContext({}, _FirstWinsXp(), "direct", "DynamicStitch")
-    flat = np.concatenate(indices).astype(np.intp)
-    wins = data_flow_ops._stitch_last_wins(ctx, flat, 40)
-    last = {int(v): j for j, v in enumerate(flat)}
-    assert_same(np.asarray(wins), np.isin(np.arange(flat.size), list(last.values())))
-    out = data_flow_ops._dynamic_stitch_kernel(ctx, indices, data)
-    np.testing.assert_array_equal(np.asarray(out), stitch_reference(indices, data))
 
 
 def test_stitch_non_contiguous_data():

@@ -1,0 +1,87 @@
+"""Repeated indices, resolved the same way on NumPy and CuPy.
+
+Fancy assignment leaves the winner among repeated indices undefined (on a GPU the
+writes race), so the kernels that keep one update per index (DynamicStitch and
+TensorScatterUpdate keep the last) ask :func:`occurrences`, and the kernels that fold
+the repeats together (TensorScatterMin/Max, and deterministic sums on the GPU) call
+:func:`reduce_by_key`, which sorts by index and folds each index's values in a fixed
+pairwise order. Both use only what CuPy has (:mod:`minigraph.cupy_limits`): integer
+``maximum.at``/``minimum.at``, whose atomics give the same result in any order, a
+stable ``argsort``, ``cumsum`` and slicing; never ``ufunc.reduceat``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["positions", "occurrences", "reduce_by_key"]
+
+# Use a table over the slots while it has at most this many entries per index; beyond
+# that, sorting the indices costs less than touching the table.
+_TABLE_SLOTS_PER_INDEX = 64
+
+
+def positions(xp: Any, n: int) -> Any:
+    """``0..n-1`` as the narrowest unsigned type that CuPy's integer atomics take."""
+    return xp.arange(n, dtype=np.uint32 if n <= 2**32 else np.uint64)
+
+
+def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
+    """Mask of the first (or last) occurrence of each value in ``flat`` (1-D, values in
+    ``[0, n_slots)``); None when no value repeats."""
+    n = int(flat.shape[0])
+    if n < 2:
+        return None
+    if n_slots > _TABLE_SLOTS_PER_INDEX * n:
+        _, where = xp.unique(flat[::-1] if last else flat, return_index=True)
+        if where.shape[0] == n:
+            return None
+        mask = xp.zeros(n, bool)
+        mask[n - 1 - where if last else where] = True
+        return mask
+    pos = positions(xp, n)
+    table = xp.empty(n_slots, pos.dtype)  # only the slots that flat names are read
+    # NumPy's put writes in order, which leaves the wanted position in every named slot;
+    # where the writes raced (a GPU), an atomic max/min over all positions settles it.
+    if last:
+        xp.put(table, flat, pos)
+    else:
+        xp.put(table, flat[::-1], pos[::-1])
+    named = xp.take(table, flat)
+    if bool((named < pos).any() if last else (named > pos).any()):
+        (xp.maximum if last else xp.minimum).at(table, flat, pos)
+        named = xp.take(table, flat)
+    mask = named == pos
+    return None if bool(mask.all()) else mask
+
+
+def reduce_by_key(
+    xp: Any, keys: Any, values: Any, combine: Callable[[Any, Any], Any]
+) -> tuple[Any, Any]:
+    """The distinct ``keys`` (ascending) and, for each, its rows of ``values`` folded by
+    the associative ``combine``, in a fixed order that keeps the rows' order.
+
+    Rows are sorted stably by key; then each run of equal keys is folded pairwise,
+    ``((v0 . v1) . (v2 . v3)) . ...``, in log2(longest run) vectorised rounds. The order
+    depends on the data only, so float results are bitwise reproducible on a GPU too.
+    """
+    n = int(keys.shape[0])
+    order = xp.argsort(keys, kind="stable")
+    keys, values = xp.take(keys, order), xp.take(values, order, axis=0)
+    head = xp.concatenate([xp.ones(1, bool), keys[1:] != keys[:-1]])
+    starts = xp.flatnonzero(head)
+    run = xp.cumsum(head) - 1
+    rank = xp.arange(n) - xp.take(starts, run)  # place within its run
+    left = xp.take(xp.diff(xp.append(starts, n)), run) - rank  # rows from here to run's end
+    longest = int(left.max()) if n else 0
+    column = (-1,) + (1,) * (values.ndim - 1)
+    step = 1
+    while step < longest:
+        # Row j takes in row j + step when j leads a block of 2 * step rows of its run.
+        lead = ((rank[:-step] % (2 * step) == 0) & (left[:-step] > step)).reshape(column)
+        values[:-step] = xp.where(lead, combine(values[:-step], values[step:]), values[:-step])
+        step *= 2
+    return xp.take(keys, starts), xp.take(values, starts, axis=0)
