@@ -142,7 +142,12 @@ def partition_stitch_case(parts: int) -> Case:
     return Case(f"partition then stitch, {parts} parts", build)
 
 
+_AT = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum}
+
+
 def scatter_case(op: str, elements: bool) -> Case:
+    """TensorScatter{op}, or ScatterNd for op "scatter_nd" (into zeros of the same shape)."""
+
     def build():
         rng = np.random.default_rng(0)
         rows, width, n = 4 * MB, 16, MB
@@ -154,22 +159,28 @@ def scatter_case(op: str, elements: bool) -> Case:
             idx = rng.integers(0, rows, (n, 1))
             upd = rng.standard_normal((n, width), np.float32)
         idx = idx.astype(np.int32)
-        pt, pi, pu = _placeholders(t, idx, upd)
-        y = getattr(mg, f"tensor_scatter_nd_{op}")(pt, pi, pu)
+        if op == "scatter_nd":
+            pi, pu = _placeholders(idx, upd)
+            y, feeds = mg.scatter_nd(pi, pu, list(t.shape)), {pi: idx, pu: upd}
+        else:
+            pt, pi, pu = _placeholders(t, idx, upd)
+            y = getattr(mg, f"tensor_scatter_nd_{op}")(pt, pi, pu)
+            feeds = {pt: t, pi: idx, pu: upd}
 
         def numpy_version():
-            out = t.copy()
+            out = np.zeros_like(t) if op == "scatter_nd" else t.copy()
             key = tuple(idx.T)
             if op == "update":
                 out[key] = upd
             else:
-                np.add.at(out, key, upd)
+                _AT.get(op, np.add).at(out, key, upd)
             return out
 
-        return y, {pt: t, pi: idx, pu: upd}, numpy_version
+        return y, feeds, numpy_version
 
     what = "1M elements" if elements else "1M rows"
-    return Case(f"tensor_scatter_nd_{op}, {what} into [4M,16]", build)
+    name = "scatter_nd" if op == "scatter_nd" else f"tensor_scatter_nd_{op}"
+    return Case(f"{name}, {what} into [4M,16]", build)
 
 
 def gather_case(elements: bool) -> Case:
@@ -206,6 +217,10 @@ CASES = [
     scatter_case("update", True),
     scatter_case("add", False),
     scatter_case("add", True),
+    scatter_case("sub", False),
+    scatter_case("min", False),
+    scatter_case("max", True),
+    scatter_case("scatter_nd", False),
     gather_case(False),
     gather_case(True),
 ]

@@ -122,3 +122,40 @@ def test_explicit_gpu_request_keeps_int32_ops_on_the_gpu(gpu):
     assert sess.run(s).tolist() == [2, 4]
     (mul,) = [st for st in _plan(sess).steps if st.op_type == "Mul"]
     assert mul.device == "GPU:0"
+
+
+@pytest.mark.parametrize(
+    "dtype, deterministic, atomic",
+    [
+        (np.float32, False, True),  # CuPy's add.at: one atomic add per element
+        (np.float32, True, False),  # enable_op_determinism: the fixed-order fold
+        (np.int32, True, True),  # integer atomics give the same result in any order
+        (np.int64, False, False),  # CUDA has no int64 atomicAdd in CuPy's scatter
+        (np.complex64, False, False),
+    ],
+)
+def test_gpu_sums_use_atomics_only_where_cuda_has_them(monkeypatch, dtype, deterministic, atomic):
+    from minigraph import simulated_gpu
+
+    monkeypatch.setattr(mg.config, "simulated_gpu", lambda: True)
+    calls = []
+    at = simulated_gpu._Ufunc.at
+
+    def spy(self, a, indices, b=None):
+        calls.append((self.__name__, a.dtype))
+        at(self, a, indices, b)
+
+    monkeypatch.setattr(simulated_gpu._Ufunc, "at", spy)
+    idx = np.array([[1], [0], [1], [1]], np.int32)
+    upd = np.array([1, 2, 3, 4], dtype)
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.tensor_scatter_nd_sub(mg.ones([3], mg.as_dtype(dtype)), idx, upd)
+    if deterministic:
+        mg.config.enable_op_determinism()
+    try:
+        out = mg.Session(g, device="/gpu:0").run(y)
+    finally:
+        mg.config.disable_op_determinism()
+    np.testing.assert_array_equal(out, np.array([1 - 2, 1 - 1 - 3 - 4, 1], dtype))
+    assert (("add", np.dtype(dtype)) in calls) == atomic
