@@ -15,8 +15,8 @@ on the simulated GPU does not fail on a real one for want of a CuPy feature
 - ``ufunc.reduceat`` exists only for ``add``.
 - ``argsort`` and ``sort`` take no ``kind`` but the stable one; ``take`` has no ``mode``;
   there is no ``errstate``.
-- ``put`` with a repeated index keeps the *first* value, not NumPy's last: on a GPU the
-  writes race and any one may win, so kernels must not count on the order.
+- ``put`` writes in a shuffled order, so with a repeated index any one value may win, as
+  when a GPU's writes race; kernels must not count on NumPy's in-order writes.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ class _SimulatedCuPy(types.ModuleType):
     ) -> None:
         ind = np.asarray(ind).reshape(-1)
         v = np.resize(np.asarray(v, a.dtype), ind.shape)  # repeated as necessary, as CuPy
-        np.put(a, ind[::-1], v[::-1], mode=mode)  # the first of repeated indices wins
+        order = np.random.default_rng(ind.size).permutation(ind.size)
+        np.put(a, ind[order], v[order], mode=mode)
 
     @staticmethod
     def take(a: Any, indices: Any, axis: int | None = None, out: Any = None) -> np.ndarray:

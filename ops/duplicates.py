@@ -44,15 +44,17 @@ def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
         return mask
     pos = positions(xp, n)
     table = xp.empty(n_slots, pos.dtype)  # only the slots that flat names are read
-    # NumPy writes in order, which leaves the wanted position in every named slot; where
-    # the writes raced (a GPU), an atomic max/min over all positions settles it.
-    flat_in, pos_in = (flat, pos) if last else (flat[::-1], pos[::-1])
-    if xp is np:
-        table[flat_in] = pos_in  # 1.5x faster than np.put
+    if xp is np:  # NumPy writes in order, leaving the wanted position in every named slot
+        if last:
+            table[flat] = pos
+        else:
+            table[flat[::-1]] = pos[::-1]
+        named = table[flat]
+        settled = not ((named < pos) if last else (named > pos)).any()
     else:
-        xp.put(table, flat_in, pos_in)  # the simulated GPU's put keeps the first
-    named = xp.take(table, flat)
-    if bool((named < pos).any() if last else (named > pos).any()):
+        xp.put(table, flat, pos)  # the writes race: any one may win
+        settled = False
+    if not settled:  # an atomic max/min, the same in any order on integers, settles it
         (xp.maximum if last else xp.minimum).at(table, flat, pos)
         named = xp.take(table, flat)
     mask = named == pos
