@@ -1,6 +1,8 @@
 """Sessions: fetches, feeds, pruning, plan cache, memory, threads, errors, devices."""
 
 import collections
+import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -347,3 +349,60 @@ def test_plans_are_plain_data_that_pickle():
     copy = pickle.loads(pickle.dumps(plan))  # what a worker in another process receives
     (out,) = LocalExecutor().run(copy, [np.array([1.0, 3.0], np.float32)])
     np.testing.assert_array_equal(out, [3.0, 2.0])
+
+
+class _FakeRuntime:
+    def __init__(self, count=None, error=None):
+        self.count, self.error = count, error
+
+    def getDeviceCount(self):  # noqa: N802 (CuPy's name)
+        if self.error is not None:
+            raise self.error
+        return self.count
+
+
+def _fake_cupy(runtime):
+    import types
+
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(runtime=runtime)
+    return cupy
+
+
+@pytest.mark.parametrize(
+    "cupy, index, reason",
+    [
+        (None, 0, "CuPy is not installed"),  # sys.modules[name] = None: import fails
+        (
+            _fake_cupy(_FakeRuntime(error=RuntimeError("cudaErrorInsufficientDriver"))),
+            0,
+            r"no CUDA device is available to CuPy \(cudaErrorInsufficientDriver\)",
+        ),
+        (_fake_cupy(_FakeRuntime(count=0)), 0, "no CUDA device is available to CuPy"),
+        (_fake_cupy(_FakeRuntime(count=1)), 1, "there are only 1 GPUs"),
+    ],
+    ids=["no-cupy", "no-driver", "no-device", "no-gpu-1"],
+)
+def test_why_a_gpu_is_unavailable(monkeypatch, cupy, index, reason):
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    g = mg.Graph()
+    with g.as_default(), mg.device(f"/gpu:{index}"):
+        y = mg.constant(1.0, name="wants_gpu")
+    with pytest.raises(errors.UnavailableError, match=reason) as e:
+        mg.Session(g).run(y)
+    assert "wants_gpu" in str(e.value)
+    with g.as_default():
+        z = mg.constant(2.0) * 3.0
+    assert mg.Session(g).run(z) == 6.0  # the CPU keeps working
+
+
+def test_cpu_sessions_never_import_cupy():
+    code = (
+        "import sys, minigraph as mg\n"
+        "g = mg.Graph()\n"
+        "with g.as_default():\n"
+        "    y = mg.dynamic_stitch([[1, 0]], [[1.0, 2.0]])\n"
+        "assert mg.Session(g).run(y).tolist() == [2.0, 1.0]\n"
+        "assert 'cupy' not in sys.modules, 'cupy was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
