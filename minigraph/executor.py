@@ -142,6 +142,8 @@ def _run_checked(
         t0 = time.perf_counter()
         try:
             result = fn(ctx, *args(values))
+            if timings is not None:
+                ctx.synchronize()  # a GPU step's time is its kernels' time, not their launch
         except errors.OpError:
             raise
         except Exception as e:

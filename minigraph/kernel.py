@@ -158,6 +158,13 @@ class KernelContext:
         bounds = [n * p // pieces for p in range(pieces + 1)]
         self.parallel_map(lambda p: fn(slice(bounds[p], bounds[p + 1])), range(pieces), work_bytes)
 
+    def synchronize(self) -> None:
+        """Wait until this device has finished the work queued on it: GPU kernels return
+        before they have run. A no-op on the CPU (and on the simulated GPU)."""
+        cuda = getattr(self.xp, "cuda", None)
+        if cuda is not None:  # device is "GPU:<index>"
+            cuda.Device(int(self.device.partition(":")[2] or 0)).synchronize()
+
     def copy(self, dst: Any, src: Any) -> None:
         """``dst[...] = src`` (same shape), its first axis split over threads when large.
 

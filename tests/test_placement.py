@@ -159,3 +159,20 @@ def test_gpu_sums_use_atomics_only_where_cuda_has_them(monkeypatch, dtype, deter
         mg.config.disable_op_determinism()
     np.testing.assert_array_equal(out, np.array([1 - 2, 1 - 1 - 3 - 4, 1], dtype))
     assert (("add", np.dtype(dtype)) in calls) == atomic
+
+
+def test_traced_gpu_steps_wait_for_their_kernels(gpu, monkeypatch):
+    from minigraph.kernel import KernelContext
+
+    waited = []
+    monkeypatch.setattr(KernelContext, "synchronize", lambda self: waited.append(self.node_name))
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [2], name="x")
+        y = mg.negative(x * 2.0, name="y")
+    sess = mg.Session(g, device="/gpu:0")
+    sess.run(y, {x: [1.0, 2.0]})
+    assert waited == []  # untraced runs never wait
+    meta = mg.RunMetadata()
+    sess.run(y, {x: [1.0, 2.0]}, options=mg.RunOptions(trace=True), run_metadata=meta)
+    assert waited == [t[0] for t in meta.step_timings] and "y" in waited
