@@ -109,6 +109,14 @@ class Device:
 
         return cupy
 
+    @property
+    def memory_limit(self) -> int | None:
+        """The most one tensor here may take: a real GPU's memory; None means the host's."""
+        xp = self.xp
+        if self.device_type == "CPU" or xp.__name__ != "cupy":
+            return None
+        return int(xp.cuda.Device(self.index).mem_info[1])
+
 
 CPU0 = Device("CPU", 0)
 

@@ -45,13 +45,15 @@ def _device_of(step: Step) -> Device:
 
 def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
     kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
+    device = _device_of(step)
     ctx = KernelContext(
         dict(step.attrs),
-        _device_of(step).xp,
+        device.xp,
         step.node_name,
         step.op_type,
         step.device,
         step.forwardable,
+        device.memory_limit,
     )
     if any(n is not None for n in step.input_lengths):
         lengths = step.input_lengths
@@ -60,7 +62,6 @@ def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
         def kernel(ctx: KernelContext, *flat: Any, _k: Callable = inner) -> Any:
             return _k(ctx, *group_inputs(flat, lengths))
 
-    device = _device_of(step)
     if device.device_type == "GPU" and device.index and ctx.xp.__name__ == "cupy":
         gpu, inner_gpu = ctx.xp.cuda.Device(device.index), kernel
 

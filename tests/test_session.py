@@ -406,3 +406,19 @@ def test_cpu_sessions_never_import_cupy():
         "assert 'cupy' not in sys.modules, 'cupy was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_gpu_tensor_may_take_at_most_the_gpus_memory(monkeypatch):
+    import types
+
+    from minigraph.devices import Device
+
+    class FakeDevice:
+        def __init__(self, index):
+            self.mem_info = (1 << 30, (index + 80) << 30)  # (free, total)
+
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(Device=FakeDevice)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    assert Device("GPU", 1).memory_limit == 81 << 30
+    assert Device("CPU", 0).memory_limit is None  # the host's memory
