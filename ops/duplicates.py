@@ -2,12 +2,12 @@
 
 Fancy assignment leaves the winner among repeated indices undefined (on a GPU the
 writes race), so the kernels that keep one update per index (DynamicStitch and
-TensorScatterUpdate keep the last) ask :func:`occurrences`, and the kernels that fold
-the repeats together (TensorScatterMin/Max, and deterministic sums on the GPU) call
-:func:`reduce_by_key`, which sorts by index and folds each index's values in a fixed
-pairwise order. Both use only what CuPy has (:mod:`minigraph.cupy_limits`): integer
-``maximum.at``/``minimum.at``, whose atomics give the same result in any order, a
-stable ``argsort``, ``cumsum`` and slicing; never ``ufunc.reduceat``.
+TensorScatterUpdate keep the last) ask :func:`winners` or :func:`occurrences`, and the
+kernels that fold the repeats together (TensorScatterMin/Max, and deterministic sums on
+the GPU) call :func:`reduce_by_key`, which sorts by index and folds each index's values
+in a fixed pairwise order. All use only what CuPy has (:mod:`minigraph.cupy_limits`):
+integer ``maximum.at``/``minimum.at``, whose atomics give the same result in any order,
+``unique``, a stable ``argsort``, ``cumsum`` and slicing; never ``ufunc.reduceat``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["positions", "occurrences", "reduce_by_key"]
+__all__ = ["positions", "winners", "occurrences", "reduce_by_key"]
 
 # Use a table over the slots while it has at most this many entries per index; beyond
 # that, sorting the indices costs less than touching the table.
@@ -29,19 +29,16 @@ def positions(xp: Any, n: int) -> Any:
     return xp.arange(n, dtype=np.uint32 if n <= 2**32 else np.uint64)
 
 
-def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
-    """Mask of the first (or last) occurrence of each value in ``flat`` (1-D, values in
-    ``[0, n_slots)``); None when no value repeats."""
+def winners(xp: Any, flat: Any, n_slots: int, last: bool) -> Any:
+    """For each ``flat[j]`` (1-D, values in ``[0, n_slots)``), the position of the first (or
+    last) occurrence of its value: ``flat[winners[j]] == flat[j]``."""
     n = int(flat.shape[0])
-    if n < 2:
-        return None
     if n_slots > _TABLE_SLOTS_PER_INDEX * n:
-        _, where = xp.unique(flat[::-1] if last else flat, return_index=True)
-        if where.shape[0] == n:
-            return None
-        mask = xp.zeros(n, bool)
-        mask[n - 1 - where if last else where] = True
-        return mask
+        _, where, inverse = xp.unique(
+            flat[::-1] if last else flat, return_index=True, return_inverse=True
+        )
+        first = xp.take(where, inverse.reshape(-1))  # positions in the array unique saw
+        return (n - 1 - first)[::-1] if last else first
     pos = positions(xp, n)
     table = xp.empty(n_slots, pos.dtype)  # only the slots that flat names are read
     if xp is np:  # NumPy writes in order, leaving the wanted position in every named slot
@@ -50,14 +47,22 @@ def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
         else:
             table[flat[::-1]] = pos[::-1]
         named = table[flat]
-        settled = not ((named < pos) if last else (named > pos)).any()
+        if not ((named < pos) if last else (named > pos)).any():
+            return named
     else:
         xp.put(table, flat, pos)  # the writes race: any one may win
-        settled = False
-    if not settled:  # an atomic max/min, the same in any order on integers, settles it
-        (xp.maximum if last else xp.minimum).at(table, flat, pos)
-        named = xp.take(table, flat)
-    mask = named == pos
+    # An atomic max/min, the same in any order on integers, settles the race.
+    (xp.maximum if last else xp.minimum).at(table, flat, pos)
+    return xp.take(table, flat)
+
+
+def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
+    """Mask of the first (or last) occurrence of each value in ``flat`` (1-D, values in
+    ``[0, n_slots)``); None when no value repeats."""
+    n = int(flat.shape[0])
+    if n < 2:
+        return None
+    mask = winners(xp, flat, n_slots, last) == positions(xp, n)
     return None if bool(mask.all()) else mask
 
 

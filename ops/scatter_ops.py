@@ -23,7 +23,7 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int, multi_index
-from minigraph.ops.duplicates import occurrences, reduce_by_key
+from minigraph.ops.duplicates import occurrences, reduce_by_key, winners
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import (
     ShapeError,
@@ -118,6 +118,11 @@ def _select(xp: Any, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
 
 def _assign(xp: Any, out: Any, flat: Any, upd: Any) -> None:
     """TensorScatterUpdate: the last update in index order wins."""
+    if xp is not np:
+        # Every row naming an offset writes that offset's last row, so racing writes agree:
+        # no compaction, and no device sync.
+        out[flat] = xp.take(upd, winners(xp, flat, out.shape[0], last=True), axis=0)
+        return
     last = occurrences(xp, flat, out.shape[0], last=True)
     if last is not None:
         flat, upd = _select(xp, last, flat, upd)
@@ -167,12 +172,12 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
 
     Per element that leaves the first of (out, u1, u2, ...) that equals the extreme of
     the non-NaN values, unless out is NaN: a NaN update never wins, a NaN already
-    there stays, and of 0.0 and -0.0 the earlier stays. Each offset's first row goes
-    in one vectorised step; the repeats are folded per offset by ``reduce_by_key`` with
-    the same rule, which is associative once NaN updates are replaced by ``nan_fill``
-    (an infinity that never replaces anything). No ``ufunc.at``: NumPy's minimum breaks
-    ties between 0.0 and -0.0 differently for float16 and float32, and CuPy's atomics
-    follow neither rule.
+    there stays, and of 0.0 and -0.0 the earlier stays. The rows are folded per offset
+    by ``reduce_by_key`` with that same rule, which is associative once NaN updates are
+    replaced by ``nan_fill`` (an infinity that never replaces anything); on the CPU each
+    offset's first row goes in one vectorised step first, and only the repeats are
+    sorted. No ``ufunc.at``: NumPy's minimum breaks ties between 0.0 and -0.0
+    differently for float16 and float32, and CuPy's atomics follow neither rule.
     """
     less = ufunc_name == "minimum"
 
@@ -182,16 +187,21 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
     def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:
         out[targets] = keep(xp, xp.take(out, targets, axis=0), upd)
 
+    def fold(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+        if upd.dtype.kind == "f":
+            upd = xp.where(xp.isnan(upd), upd.dtype.type(nan_fill), upd)
+        apply(xp, out, *reduce_by_key(xp, flat, upd, lambda a, b: keep(xp, a, b)))
+
     def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+        if xp is not np:  # one fold of all rows: two device syncs, and no compaction
+            fold(xp, out, flat, upd)
+            return
         first = occurrences(xp, flat, out.shape[0], last=False)
         if first is None:
             apply(xp, out, flat, upd)
             return
         apply(xp, out, *_select(xp, first, flat, upd))
-        flat, upd = _select(xp, ~first, flat, upd)
-        if upd.dtype.kind == "f":
-            upd = xp.where(xp.isnan(upd), upd.dtype.type(nan_fill), upd)
-        apply(xp, out, *reduce_by_key(xp, flat, upd, lambda a, b: keep(xp, a, b)))
+        fold(xp, out, *_select(xp, ~first, flat, upd))
 
     return combine
 

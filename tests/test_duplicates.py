@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from minigraph.cupy_limits import has_atomic_at
-from minigraph.ops.duplicates import occurrences, reduce_by_key
+from minigraph.ops.duplicates import occurrences, reduce_by_key, winners
 from minigraph.simulated_gpu import xp as sim
 
 MODULES = pytest.mark.parametrize("xp", [np, sim], ids=["numpy", "simulated-cupy"])
@@ -30,6 +30,19 @@ def test_occurrences_first_and_last(xp, last, n_slots):
     flat = rng.integers(0, 50, 500).astype(np.intp)
     mask = occurrences(xp, flat, n_slots, last)
     np.testing.assert_array_equal(mask, _reference_occurrences(flat, last))
+
+
+@MODULES
+@pytest.mark.parametrize("last", [True, False])
+@pytest.mark.parametrize("n_slots", [50, 100_000])
+def test_winners_point_at_the_kept_occurrence(xp, last, n_slots):
+    rng = np.random.default_rng(4)
+    flat = rng.integers(0, 50, 300).astype(np.intp)
+    kept = {}
+    for j, v in enumerate(flat.tolist()):
+        if last or v not in kept:
+            kept[v] = j
+    np.testing.assert_array_equal(winners(xp, flat, n_slots, last), [kept[v] for v in flat])
 
 
 @MODULES
