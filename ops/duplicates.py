@@ -77,6 +77,8 @@ def reduce_by_key(
     depends on the data only, so float results are bitwise reproducible on a GPU too.
     """
     n = int(keys.shape[0])
+    if n == 0:
+        return keys, values
     order = xp.argsort(keys, kind="stable")
     keys, values = xp.take(keys, order), xp.take(values, order, axis=0)
     head = xp.concatenate([xp.ones(1, bool), keys[1:] != keys[:-1]])
@@ -84,7 +86,7 @@ def reduce_by_key(
     run = xp.cumsum(head) - 1
     rank = xp.arange(n) - xp.take(starts, run)  # place within its run
     left = xp.take(xp.diff(xp.append(starts, n)), run) - rank  # rows from here to run's end
-    longest = int(left.max()) if n else 0
+    longest = int(left.max())
     column = (-1,) + (1,) * (values.ndim - 1)
     step = 1
     while step < longest:

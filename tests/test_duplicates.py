@@ -91,6 +91,12 @@ def test_reduce_by_key_keeps_the_earliest_of_equal_extremes(xp):
 
 
 @MODULES
+def test_reduce_by_key_of_nothing(xp):
+    keys, values = reduce_by_key(xp, np.zeros(0, np.intp), np.zeros((0, 2)), xp.add)
+    assert keys.shape == (0,) and values.shape == (0, 2)
+
+
+@MODULES
 def test_reduce_by_key_leaves_its_inputs_alone(xp):
     keys, values = np.array([1, 0, 1]), np.array([1.0, 2.0, 3.0])
     reduce_by_key(xp, keys, values, xp.add)
