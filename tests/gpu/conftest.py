@@ -16,3 +16,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gpu)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=f"needs a real GPU: {reason}"))
+
+
+@pytest.fixture
+def cupy():
+    """CuPy itself (only imported once a test runs: these tests are skipped without it)."""
+    import cupy
+
+    return cupy

@@ -9,8 +9,6 @@ import pytest
 
 import minigraph as mg
 
-cupy = pytest.importorskip("cupy")
-
 
 def _graph():
     g = mg.Graph()
@@ -30,7 +28,7 @@ def test_same_results_as_cpu_and_numpy_by_default():
     np.testing.assert_array_equal(cpu, gpu)
 
 
-def test_device_feeds_and_results_stay_on_the_device():
+def test_device_feeds_and_results_stay_on_the_device(cupy):
     g, x, z = _graph()
     feed = cupy.asarray(np.ones((1, 8, 8, 2), np.float32))
     sess = mg.Session(g, device="/gpu:0")
@@ -66,3 +64,55 @@ def test_bad_indices_raise_on_the_gpu_too():
         parts = mg.dynamic_partition(mg.constant([1.0, 2.0, 3.0, 4.0]), p, 2)
     with pytest.raises(mg.errors.InvalidArgumentError, match=r"partitions\[2\] = 7"):
         mg.Session(g, device="/gpu:0").run(parts, {p: [0, 1, 7, 0]})
+
+
+def _cpu_and_gpu(build, feeds=None):
+    g = mg.Graph()
+    with g.as_default():
+        y = build()
+    return mg.Session(g).run(y, feeds), mg.Session(g, device="/gpu:0").run(y, feeds)
+
+
+@pytest.mark.parametrize("rule", ["update", "min", "max"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
+def test_racing_duplicates_give_the_cpus_bits(rule, dtype):
+    # 1M updates into 1000 rows: every row is named ~1000 times, so GPU threads race.
+    rng = np.random.default_rng(7)
+    tensor = rng.standard_normal((1000, 4)).astype(dtype)
+    idx = rng.integers(0, 1000, (1 << 20, 1)).astype(np.int32)
+    upd = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.0]), (1 << 20, 4))
+    upd = upd.astype(dtype) if np.dtype(dtype).kind == "f" else rng.integers(-9, 9, upd.shape)
+    cpu, gpu = _cpu_and_gpu(
+        lambda: getattr(mg, f"tensor_scatter_nd_{rule}")(tensor, idx, upd.astype(dtype))
+    )
+    assert cpu.tobytes() == gpu.tobytes()
+
+
+def test_racing_stitch_and_integer_sums_give_the_cpus_bits():
+    rng = np.random.default_rng(8)
+    indices = [rng.integers(0, 5000, 1 << 18).astype(np.int32) for _ in range(4)]
+    data = [rng.standard_normal((1 << 18, 3)).astype(np.float32) for _ in range(4)]
+    cpu, gpu = _cpu_and_gpu(lambda: mg.dynamic_stitch(indices, data))
+    assert cpu.tobytes() == gpu.tobytes()
+    idx = rng.integers(0, 100, (1 << 20, 1)).astype(np.int64)
+    for dtype in (np.int64, np.int8, np.uint32):  # int64/int8: the fold; uint32: atomics
+        upd = rng.integers(0, 100, 1 << 20).astype(dtype)
+        cpu, gpu = _cpu_and_gpu(lambda upd=upd: mg.scatter_nd(idx, upd, [100]))
+        assert cpu.tobytes() == gpu.tobytes()
+
+
+def test_partition_matches_the_cpu():
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((1 << 20, 2)).astype(np.float32)
+    parts = rng.integers(0, 13, 1 << 20).astype(np.int32)
+    cpu, gpu = _cpu_and_gpu(lambda: mg.dynamic_partition(data, parts, 13))
+    for a, b in zip(cpu, gpu):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_a_tensor_larger_than_the_gpu_is_refused_before_allocating():
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.fill([1 << 20, 1 << 20], 1.0, name="huge")  # 4 TiB
+    with pytest.raises(mg.errors.ResourceExhaustedError, match="huge"):
+        mg.Session(g, device="/gpu:0").run(y)
