@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import sys
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -85,11 +86,12 @@ class LocalExecutor:
     """Runs plans in the calling thread; safe to call from several threads at once."""
 
     def __init__(self) -> None:
-        self._bound: dict[int, tuple[Plan, list[tuple[Any, ...]]]] = {}
+        # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
+        self._bound: dict[int, tuple[weakref.ref[Plan], list[tuple[Any, ...]]]] = {}
 
     def _bound_steps(self, plan: Plan) -> list[tuple[Any, ...]]:
         entry = self._bound.get(id(plan))
-        if entry is None or entry[0] is not plan:
+        if entry is None or entry[0]() is not plan:
             bound = []
             for step in plan.steps:
                 fn, ctx = _bind(step)
@@ -104,8 +106,9 @@ class LocalExecutor:
                         step.release,
                     )
                 )
-            entry = (plan, bound)
+            entry = (weakref.ref(plan), bound)
             self._bound[id(plan)] = entry
+            weakref.finalize(plan, self._bound.pop, id(plan), None)
         return entry[1]
 
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:

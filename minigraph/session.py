@@ -10,6 +10,7 @@ run has its own values, and the plan cache is locked.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,11 @@ from .scope import Scope, get_default_graph
 from .transfer import to_host
 from .wrappers import as_output
 
-__all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata"]
+__all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata", "PLAN_CACHE_SIZE"]
+
+# Plans a Session keeps, least recently used dropped first: a long-lived Session fed many
+# different fetch/feed sets must not grow without bound.
+PLAN_CACHE_SIZE = 256
 
 
 @dataclass
@@ -83,6 +88,9 @@ class Session:
         self.allow_soft_placement = allow_soft_placement
         self._executor = executor or LocalExecutor()
         self._plans: dict[tuple[Any, ...], Plan] = {}
+        # When each plan was last used, by id: the key's hash runs Python code, an id's not.
+        self._last_used: dict[int, int] = {}
+        self._clock = itertools.count()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -139,7 +147,16 @@ class Session:
                         feed_devices,
                     )
                     self._plans[key] = plan
+                    self._last_used[id(plan)] = next(self._clock)
+                    if len(self._plans) > PLAN_CACHE_SIZE:
+                        self._drop_least_recently_used()
+        self._last_used[id(plan)] = next(self._clock)
         return plan
+
+    def _drop_least_recently_used(self) -> None:
+        used = self._last_used
+        key = min(self._plans, key=lambda k: used.get(id(self._plans[k]), -1))
+        used.pop(id(self._plans.pop(key)), None)
 
     def _resolve(self, fetch: Any) -> Output | Node:
         if isinstance(fetch, str):
@@ -217,6 +234,7 @@ class Session:
     def close(self) -> None:
         self._closed = True
         self._plans.clear()
+        self._last_used.clear()
 
     def __enter__(self) -> Session:
         return self

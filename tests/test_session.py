@@ -422,3 +422,24 @@ def test_a_gpu_tensor_may_take_at_most_the_gpus_memory(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     assert Device("GPU", 1).memory_limit == 81 << 30
     assert Device("CPU", 0).memory_limit is None  # the host's memory
+
+
+def test_a_long_lived_session_keeps_a_bounded_number_of_plans(monkeypatch):
+    import gc
+
+    from minigraph import session as session_module
+
+    monkeypatch.setattr(session_module, "PLAN_CACHE_SIZE", 4)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [], name="x")
+        ys = [x + float(k) for k in range(10)]
+    sess = mg.Session(g)
+    hot = ys[0]
+    for k, y in enumerate(ys):
+        assert sess.run([hot, y], {x: 1.0}) == [1.0, 1.0 + k]
+        assert sess.run(hot, {x: 2.0}) == 2.0
+    assert len(sess._plans) == 4
+    assert ((hot,), (), (x,), ("CPU:0",)) in sess._plans  # in use: never the one dropped
+    gc.collect()
+    assert len(sess._executor._bound) == 4  # the executor drops the bindings of dropped plans
