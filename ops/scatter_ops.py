@@ -134,10 +134,10 @@ def _accumulate(ufunc_name: str) -> Combine:
     so float sums round as TensorFlow's CPU loop does; integers wrap."""
 
     def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
-        ufunc = getattr(xp, ufunc_name)
         if xp is not np:
             _accumulate_on_device(xp, ufunc_name, out, flat, upd)
             return
+        ufunc = getattr(np, ufunc_name)
         if out.ndim == 1:
             ufunc.at(out, flat, upd)
             return
