@@ -81,21 +81,32 @@ def _row_offsets(
     idx = indices.reshape(rows, ix)
     if ix == 0:
         return xp.zeros(rows, np.int64), None
-    # TensorFlow's FastBoundsCheck: as unsigned, a negative index is too large, so one
-    # comparison per entry. Dims are capped at 2**(bits-1): every valid index is below it.
+    # TensorFlow's FastBoundsCheck: as unsigned, a negative index is too large. Dims are
+    # capped at 2**(bits-1): every valid index is below it. The common case, all valid,
+    # costs one max per column (one device sync); only then is each row checked.
     unsigned = idx.view(f"u{idx.dtype.itemsize}")
     cap = 2 ** (8 * idx.dtype.itemsize - 1)
-    bad = unsigned >= xp.asarray([min(d, cap) for d in dims], dtype=unsigned.dtype)
-    bad = bad[:, 0] if ix == 1 else bad.any(axis=1)
-    if not bool(bad.any()):
-        bad = None
-    elif not ignore:
-        pos = int(xp.argmax(bad))
-        fail(pos, [int(v) for v in idx[pos].tolist()])
+    limits = [min(d, cap) for d in dims]
+    bad = None
+    if rows and any(m >= lim for m, lim in zip(_column_maxima(xp, unsigned), limits)):
+        bad = unsigned >= xp.asarray(limits, dtype=unsigned.dtype)
+        bad = bad[:, 0] if ix == 1 else bad.any(axis=1)
+        if not ignore:
+            pos = int(xp.argmax(bad))
+            fail(pos, [int(v) for v in idx[pos].tolist()])
     if ix == 1:
         return idx[:, 0], bad
-    strides = [math.prod(dims[k + 1 :]) for k in range(ix)]
-    return idx.astype(np.int64, copy=False) @ xp.asarray(strides, dtype=np.int64), bad
+    # Column by column: 2x faster than an integer matmul in NumPy, and plain on a GPU.
+    flat = idx[:, ix - 1].astype(np.int64)
+    for k in range(ix - 1):
+        flat += idx[:, k].astype(np.int64) * math.prod(dims[k + 1 :])
+    return flat, bad
+
+
+def _column_maxima(xp: Any, x: Any) -> list[int]:
+    """The largest entry of each column of a 2-D array. Column by column: NumPy's
+    ``max(axis=0)`` over a few wide columns is 50x slower."""
+    return xp.stack([x[:, k].max() for k in range(x.shape[1])]).tolist()
 
 
 def _rows_view(x: Any, n_rows: int) -> Any:
