@@ -809,9 +809,12 @@ GATHER = define_op(
 def first_bad_index(ctx: KernelContext, flat: Any, limit: int) -> tuple[int, int] | None:
     """(position, value) of the first entry of a flat index array outside [0, limit)."""
     xp = ctx.xp
-    bad = (flat < 0) | (flat >= limit)
-    if not bool(bad.any()):
+    # One pass (one device sync) in the common case: as unsigned, a negative is too large
+    # (at least 2**(bits-1), so the limit is capped there).
+    bits = 8 * flat.dtype.itemsize
+    if not flat.size or int(flat.view(f"u{bits // 8}").max()) < min(limit, 2 ** (bits - 1)):
         return None
+    bad = (flat < 0) | (flat >= limit)
     pos = int(xp.argmax(bad))
     return pos, int(flat[pos])
 

@@ -83,6 +83,10 @@ def _stitch_first_dim(fail: Fail, indices: list[np.ndarray]) -> int:
     Lists in order, each in flat order, as TensorFlow; only a negative index
     can be out of range, since the range ends at the maximum.
     """
+    # One pass per list in the common case: as unsigned, a negative index is the largest.
+    tops = [int(i.view(np.uint32).max()) for i in indices if i.size]
+    if all(t < 2**31 for t in tops):
+        return 1 + max(tops, default=-1)
     first_dim = 1 + max((int(i.max()) for i in indices if i.size), default=-1)
     for m, i in enumerate(indices):
         if i.size and int(i.min()) < 0:
