@@ -69,30 +69,41 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
         assert (np.signbit(a)[numbers] == np.signbit(e)[numbers]).all(), (actual, expected)
 
 
-def assert_sums_close(actual: np.ndarray, expected: np.ndarray, n_terms: int) -> None:
+def assert_sums_close(
+    actual: np.ndarray, expected: np.ndarray, scale: np.ndarray, n_terms: int
+) -> None:
     """Float sums on a GPU: atomics (or, without them, a pairwise fold) add in another order
-    than the loop, so the last bits may differ. Which elements are NaN, infinite or
+    than the loop, so the last bits may differ, by at most about ``n_terms * eps * scale``
+    (``scale``: the sum of the terms' magnitudes). Which elements are NaN, infinite or
     -0.0 does not depend on the order."""
     if actual.dtype.kind not in "fc":
         assert_same(actual, expected)
         return
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
-    for a, e in [(actual.real, expected.real), (actual.imag, expected.imag)]:
+    eps = np.finfo(actual.dtype).eps
+    scale = np.nan_to_num(scale, nan=np.inf)  # a NaN term in the other part of a complex
+    parts = [(actual.real, expected.real)]
+    if actual.dtype.kind == "c":
+        parts.append((actual.imag, expected.imag))
+    for a, e in parts:
         finite = np.isfinite(e)
         np.testing.assert_array_equal(np.where(finite, 0, a), np.where(finite, 0, e))
         assert (np.signbit(a)[e == 0] == np.signbit(e)[e == 0]).all(), (actual, expected)
-        tol = (n_terms + 1) * np.finfo(a.dtype).eps * 8 * (1 + np.abs(e[finite]))
+        tol = 2 * (n_terms + 1) * eps * scale[finite].astype(np.float64)
         assert (np.abs(a[finite] - e[finite]) <= tol).all(), (actual, expected)
 
 
 def assert_scatter_result(
-    device: str, rule: str, actual: np.ndarray, expected: np.ndarray, n_terms: int
+    device: str, rule: str, out: np.ndarray, tensor: np.ndarray, indices: Any, updates: Any
 ) -> None:
-    """Exact everywhere, except float sums on the GPU (see assert_sums_close)."""
-    if device == "gpu" and rule in ("add", "sub"):
-        assert_sums_close(actual, expected, n_terms)
+    """``out`` against the loop: exact everywhere, except float sums on the GPU."""
+    expected = scatter_reference(rule, tensor, indices, updates)
+    if device == "gpu" and rule in ("add", "sub") and out.dtype.kind in "fc":
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = scatter_reference("add", np.abs(tensor), indices, np.abs(updates))
+        assert_sums_close(out, expected, np.abs(scale), math.prod(indices.shape[:-1]))
     else:
-        assert_same(actual, expected)
+        assert_same(out, expected)
 
 
 # -- Independent references: one index row at a time, in index order ------------------
@@ -989,8 +1000,7 @@ def test_tensor_scatter_matches_the_loop(rule: str, data: Any, any_device: str) 
     out = run_case(
         builder, (tensor, indices, updates), case["constants"], bad_indices_policy=policy
     )
-    expected = scatter_reference(rule, tensor, indices, updates)
-    assert_scatter_result(any_device, rule, out, expected, math.prod(indices.shape[:-1]))
+    assert_scatter_result(any_device, rule, out, tensor, indices, updates)
 
 
 @settings(
@@ -1005,8 +1015,7 @@ def test_scatter_nd_matches_the_loop(data: Any, any_device: str) -> None:
     out = run_case(
         mg.scatter_nd, (indices, updates, shape), case["constants"], bad_indices_policy=policy
     )
-    expected = scatter_reference("add", np.zeros_like(tensor), indices, updates)
-    assert_scatter_result(any_device, "add", out, expected, math.prod(indices.shape[:-1]))
+    assert_scatter_result(any_device, "add", out, np.zeros_like(tensor), indices, updates)
 
 
 @settings(max_examples=60, deadline=None)
@@ -1070,3 +1079,21 @@ def test_gather_nd_matches_the_loop(case: dict) -> None:
         return
     out = run_case(mg.gather_nd, (params, indices), case["constants"], bad_indices_policy=policy)
     assert_same(out, expected)
+
+
+def test_the_gpu_sum_tolerance_still_catches_wrong_sums() -> None:
+    f32 = np.float32
+    scale = np.array([3.0, 3.0])
+    assert_sums_close(np.array([1.0, 2.0], f32), np.array([1.0, 2.0], f32), scale, 3)
+    close = np.nextafter(f32(2.0), f32(3.0))  # one ulp off: another summation order
+    assert_sums_close(np.array([1.0, close], f32), np.array([1.0, 2.0], f32), scale, 3)
+    cases = [  # (actual, expected)
+        ([1.0, 2.001], [1.0, 2.0]),
+        ([1.0, -2.0], [1.0, 2.0]),
+        ([np.nan, 2.0], [1.0, 2.0]),
+        ([-0.0, 2.0], [0.0, 2.0]),
+        ([np.inf, 2.0], [1.0, 2.0]),
+    ]
+    for wrong, expected in cases:
+        with pytest.raises(AssertionError):
+            assert_sums_close(np.array(wrong, f32), np.array(expected, f32), scale, 3)
