@@ -38,7 +38,8 @@ class _Ufunc:
 
     def __init__(self, ufunc: np.ufunc) -> None:
         self._ufunc = ufunc
-        self.__name__ = ufunc.__name__
+        self._name = ufunc.__name__
+        self.__name__ = f"cupy_{self._name}"  # as CuPy names its ufuncs
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._ufunc(*args, **kwargs)
@@ -47,15 +48,15 @@ class _Ufunc:
         return getattr(self._ufunc, name)
 
     def at(self, a: np.ndarray, indices: Any, b: Any = None) -> None:
-        if self.__name__ not in ATOMIC_AT_DTYPES:
-            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
-        if not has_atomic_at(self.__name__, a.dtype):
-            raise TypeError(f"CuPy's {self.__name__}.at does not support {a.dtype}")
+        if self._name not in ATOMIC_AT_DTYPES:
+            raise NotImplementedError(f"`{self.__name__}.at` is not supported yet")
+        if not has_atomic_at(self._name, a.dtype):
+            raise TypeError(f"{self.__name__}.at does not support {a.dtype}")
         self._ufunc.at(a, indices, b)
 
     def reduceat(self, array: Any, indices: Any, axis: int = 0, **kwargs: Any) -> Any:
-        if self.__name__ != "add":
-            raise NotImplementedError(f"`cupy_{self.__name__}.reduceat` is not supported yet")
+        if self._name != "add":
+            raise NotImplementedError(f"`{self.__name__}.reduceat` is not supported yet")
         return self._ufunc.reduceat(array, indices, axis=axis, **kwargs)
 
 
