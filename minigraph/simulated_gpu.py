@@ -52,6 +52,8 @@ class _Ufunc:
             raise NotImplementedError(f"`{self.__name__}.at` is not supported yet")
         if not has_atomic_at(self._name, a.dtype):
             raise TypeError(f"{self.__name__}.at does not support {a.dtype}")
+        if not has_atomic_at(self._name, a.dtype, max(a.size, np.size(indices))):
+            raise OverflowError(f"{self.__name__}.at: more elements than int32 extents hold")
         self._ufunc.at(a, indices, b)
 
     def reduceat(self, array: Any, indices: Any, axis: int = 0, **kwargs: Any) -> Any:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from minigraph.cupy_limits import has_atomic_at
+
 __all__ = ["positions", "winners", "occurrences", "reduce_by_key"]
 
 # Use a table over the slots while it has at most this many entries per index; beyond
@@ -26,14 +28,21 @@ _TABLE_SLOTS_PER_INDEX = 64
 
 def positions(xp: Any, n: int) -> Any:
     """``0..n-1`` as the narrowest unsigned type that CuPy's integer atomics take."""
-    return xp.arange(n, dtype=np.uint32 if n <= 2**32 else np.uint64)
+    return xp.arange(n, dtype=_position_type(n))
+
+
+def _position_type(n: int) -> type:
+    return np.uint32 if n <= 2**32 else np.uint64
 
 
 def winners(xp: Any, flat: Any, n_slots: int, last: bool) -> Any:
     """For each ``flat[j]`` (1-D, values in ``[0, n_slots)``), the position of the first (or
     last) occurrence of its value: ``flat[winners[j]] == flat[j]``."""
     n = int(flat.shape[0])
-    if n_slots > _TABLE_SLOTS_PER_INDEX * n:
+    use_table = n_slots <= _TABLE_SLOTS_PER_INDEX * n and (
+        xp is np or has_atomic_at("maximum", _position_type(n), max(n_slots, n))
+    )
+    if not use_table:  # sorting: for sparse indices, or past CuPy's int32 scatter extents
         _, where, inverse = xp.unique(
             flat[::-1] if last else flat, return_index=True, return_inverse=True
         )

@@ -171,7 +171,7 @@ def _accumulate_on_device(xp: Any, ufunc_name: str, out: Any, flat: Any, upd: An
     differently from run to run, so after ``enable_op_determinism`` (and for dtypes
     without atomics) each offset's updates are summed in a fixed order instead."""
     order_free = out.dtype.kind != "f" or not config.op_determinism_enabled()
-    if order_free and has_atomic_at("add", out.dtype):
+    if order_free and has_atomic_at("add", out.dtype, max(out.size, upd.size)):
         xp.add.at(out, flat, upd if ufunc_name == "add" else xp.negative(upd))
         return
     targets, sums = reduce_by_key(xp, flat, upd, xp.add)  # bool: add is OR

@@ -131,6 +131,30 @@ def test_the_simulated_cupy_has_only_cupys_scatter_ufuncs():
     np.testing.assert_array_equal(a, [2, 0, 0])
 
 
-def test_atomic_dtypes():
+def test_atomic_dtypes_and_sizes():
     assert has_atomic_at("add", np.float16) and not has_atomic_at("maximum", np.float16)
     assert not has_atomic_at("add", np.int64) and not has_atomic_at("subtract", np.float32)
+    assert has_atomic_at("add", np.float32, 2**31 - 1)
+    assert not has_atomic_at("add", np.float32, 2**31)  # CuPy's scatter extents are int32
+
+
+def test_past_cupys_int32_extents_the_gpu_path_sorts_instead(monkeypatch):
+    import minigraph as mg
+    from minigraph import cupy_limits
+
+    monkeypatch.setattr(cupy_limits, "AT_MAX_ELEMENTS", 10)  # the simulated .at refuses more
+    monkeypatch.setattr(mg.config, "simulated_gpu", lambda: True)
+    rng = np.random.default_rng(6)
+    idx = rng.integers(0, 20, (200, 1)).astype(np.int32)
+    upd = rng.integers(-50, 50, 200).astype(np.float32)  # integral: exact in any order
+    g = mg.Graph()
+    with g.as_default():
+        add = mg.tensor_scatter_nd_add(mg.zeros([20]), idx, upd)
+        last = mg.tensor_scatter_nd_update(mg.zeros([20]), idx, upd)
+    got_add, got_last = mg.Session(g, device="/gpu:0").run([add, last])
+    want_add, want_last = np.zeros(20, np.float32), np.zeros(20, np.float32)
+    np.add.at(want_add, idx[:, 0], upd)
+    for i, u in zip(idx[:, 0], upd):
+        want_last[i] = u
+    np.testing.assert_array_equal(got_add, want_add)
+    np.testing.assert_array_equal(got_last, want_last)
