@@ -1,12 +1,15 @@
 """Where CuPy does less than NumPy, in one place: kernels ask, the simulated GPU enforces.
 
-Read from CuPy's source: ``ufunc.at`` is ``ndarray._scatter_op`` (``cupy/_core/_kernel.pyx``),
-which exists for ``add``, ``maximum`` and ``minimum`` only and launches one CUDA atomic
-per element (``cupy/_core/_routines_indexing.pyx``, ``_scatter_op_single``), so only on
-the dtypes CUDA has those atomics for, and it passes its operands' extents to the kernel
-as int32. ``ufunc.reduceat`` exists for ``add`` only and is
-computed as differences of a running sum, which loses float precision; minigraph's
-kernels never call it.
+``ufunc.at`` is ``ndarray._scatter_op`` (``cupy/_core/_kernel.pyx``): one CUDA atomic per
+element (``cupy/_core/_routines_indexing.pyx``, ``_scatter_op_single``), so it exists only
+for the ufuncs and dtypes CUDA has atomics for; any other ufunc raises
+NotImplementedError, any other dtype TypeError. The table below is CuPy 13's (read from
+13.6's kernels and messages), the oldest release the ``cuda12``/``cuda13`` extras allow:
+CuPy 14 also takes int64 for ``add``, ``maximum`` and ``minimum``, and passes the
+operands' extents to the kernel as int64 where 13 passes int32, but kernels that stay
+within 13's limits run on both. ``ufunc.reduceat`` exists for ``add`` only and is computed
+as differences of a running sum, which loses float precision; minigraph's kernels never
+call it.
 """
 
 from __future__ import annotations
@@ -20,15 +23,20 @@ def _dtypes(*names: str) -> frozenset[np.dtype]:
     return frozenset(np.dtype(n) for n in names)
 
 
-# ufunc name -> the dtypes whose ``ufunc.at`` CuPy implements with atomics.
+_BITWISE = _dtypes("int32", "int64", "uint32", "uint64")
+
+# ufunc name -> the dtypes whose ``ufunc.at`` CuPy 13 and later implement with atomics.
 ATOMIC_AT_DTYPES: dict[str, frozenset[np.dtype]] = {
     "add": _dtypes("int32", "uint32", "uint64", "float16", "float32", "float64"),
+    "subtract": _dtypes("int32", "uint32"),
     "maximum": _dtypes("int32", "uint32", "uint64", "float32", "float64"),
     "minimum": _dtypes("int32", "uint32", "uint64", "float32", "float64"),
+    "bitwise_and": _BITWISE,
+    "bitwise_or": _BITWISE,
+    "bitwise_xor": _BITWISE,
 }
 
-
-# The most elements an operand of CuPy's ``ufunc.at`` may have (int32 extents).
+# The most elements an operand of CuPy 13's ``ufunc.at`` may have (int32 extents).
 AT_MAX_ELEMENTS = 2**31 - 1
 
 

@@ -156,7 +156,9 @@ class Session:
     def _drop_least_recently_used(self) -> None:
         used = self._last_used
         key = min(self._plans, key=lambda k: used.get(id(self._plans[k]), -1))
-        used.pop(id(self._plans.pop(key)), None)
+        del self._plans[key]
+        # Rebuilt rather than popped: a run racing this one may re-add a dropped plan's id.
+        self._last_used = {id(p): used.get(id(p), -1) for p in self._plans.values()}
 
     def _resolve(self, fetch: Any) -> Output | Node:
         if isinstance(fetch, str):

@@ -10,8 +10,10 @@ Where CuPy accepts less than NumPy, so does this module, so that a kernel which 
 on the simulated GPU does not fail on a real one for want of a CuPy feature
 (:mod:`minigraph.cupy_limits`):
 
-- ``ufunc.at`` exists only for ``add``, ``maximum`` and ``minimum`` (``subtract.at`` raises
-  NotImplementedError), on the dtypes CUDA has atomics for.
+- ``ufunc.at`` exists only for the ufuncs and dtypes CUDA has atomics for (``add``,
+  ``maximum`` and ``minimum`` on the common 32- and 64-bit types, ``subtract`` on int32
+  and uint32 only, the bitwise ops); others raise NotImplementedError, other dtypes
+  TypeError.
 - ``ufunc.reduceat`` exists only for ``add``.
 - ``argsort`` and ``sort`` take no ``kind`` but the stable one; ``take`` has no ``mode``;
   there is no ``errstate``.

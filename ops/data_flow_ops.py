@@ -22,7 +22,7 @@ import numpy as np
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import _host_int, multi_index
-from minigraph.ops.duplicates import occurrences
+from minigraph.ops.duplicates import occurrences, winners
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -259,13 +259,14 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     row = _prod(extra)
     if first_dim == 0 or row == 0:
         return ctx.allocate((first_dim, *extra), dtype, fill=0)
-    # The indices are in host memory (as in TensorFlow), and repeats are resolved there:
-    # no device sync on a GPU. As intp (NumPy indexes with intp 2-3x faster), all lists
-    # in one buffer: one cast instead of N, and the concatenation duplicates need.
+    # As intp (NumPy indexes with intp 2-3x faster), all lists in one buffer: one cast
+    # instead of N, and the concatenation duplicates need.
     flat = np.concatenate([i.reshape(-1) for i in host], dtype=np.intp)
     ends = np.cumsum([i.size for i in host]).tolist()
     idx = [flat[end - i.size : end] for i, end in zip(host, ends)]
     rows = [_rows(xp, d, i.size, row) for i, d in zip(idx, data)]
+    if xp is not np:
+        return _unrows(_stitch_on_device(ctx, idx, rows, first_dim), dtype, extra)
     total = flat.size
     distinct = _stitch_distinct(flat, first_dim)
     # Rows that no index names stay zero; zeroed memory costs no more than empty memory.
@@ -281,12 +282,28 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
         if wins is not None:
             keep = np.flatnonzero(wins[end - i.size : end])
             if keep.size < i.size:
-                i, r = i[keep], xp.take(r, xp.asarray(keep), axis=0)
+                i, r = i[keep], r[keep]
         if i.size:
-            _stitch_put(xp, out, xp.asarray(i), r)
+            _stitch_put(np, out, i, r)
 
     ctx.parallel_map(put, range(len(idx)), out.nbytes)
     return _unrows(out, dtype, extra)
+
+
+def _stitch_on_device(ctx: KernelContext, idx: list[np.ndarray], rows: list[Any], n: int) -> Any:
+    """The GPU's stitch, with no device sync and the repeats resolved on the device.
+
+    The lists are written in order on one stream, so a later list's rows land over an
+    earlier one's; within a list, every row writes the row that wins its index (the
+    last), so racing writes agree. Rows that no index names stay zero.
+    """
+    xp = ctx.xp
+    out = ctx.allocate((n, *rows[0].shape[1:]), rows[0].dtype, fill=0)
+    for i, r in zip(idx, rows):
+        if i.size:
+            i = xp.asarray(i)
+            out[i] = xp.take(r, winners(xp, i, n, last=True), axis=0)
+    return out
 
 
 DynamicStitch = make_wrapper_class(DYNAMIC_STITCH)

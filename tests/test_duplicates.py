@@ -117,10 +117,12 @@ def test_reduce_by_key_sums_floats_pairwise(xp):
 
 def test_the_simulated_cupy_has_only_cupys_scatter_ufuncs():
     a = np.zeros(3, np.float32)
-    with pytest.raises(NotImplementedError, match="subtract.at"):
-        sim.subtract.at(a, [0], 1)
+    with pytest.raises(NotImplementedError, match="multiply.at"):
+        sim.multiply.at(a, [0], 1)
+    with pytest.raises(TypeError, match="float32"):
+        sim.subtract.at(a, [0], 1)  # CuPy's subtract.at: int32 and uint32 only
     with pytest.raises(TypeError, match="int64"):
-        sim.add.at(np.zeros(3, np.int64), [0], 1)
+        sim.add.at(np.zeros(3, np.int64), [0], 1)  # CuPy 13: no int64 atomicAdd
     with pytest.raises(NotImplementedError, match="minimum.reduceat"):
         sim.minimum.reduceat(a, [0, 1])
     with pytest.raises(ValueError, match="stably"):
@@ -134,8 +136,9 @@ def test_the_simulated_cupy_has_only_cupys_scatter_ufuncs():
 def test_atomic_dtypes_and_sizes():
     assert has_atomic_at("add", np.float16) and not has_atomic_at("maximum", np.float16)
     assert not has_atomic_at("add", np.int64) and not has_atomic_at("subtract", np.float32)
+    assert has_atomic_at("subtract", np.int32) and not has_atomic_at("multiply", np.int32)
     assert has_atomic_at("add", np.float32, 2**31 - 1)
-    assert not has_atomic_at("add", np.float32, 2**31)  # CuPy's scatter extents are int32
+    assert not has_atomic_at("add", np.float32, 2**31)  # CuPy 13's scatter extents: int32
 
 
 def test_past_cupys_int32_extents_the_gpu_path_sorts_instead(monkeypatch):

@@ -443,3 +443,31 @@ def test_a_long_lived_session_keeps_a_bounded_number_of_plans(monkeypatch):
     assert ((hot,), (), (x,), ("CPU:0",)) in sess._plans  # in use: never the one dropped
     gc.collect()
     assert len(sess._executor._bound) == 4  # the executor drops the bindings of dropped plans
+
+
+def test_the_plan_cache_stays_bounded_under_threads(monkeypatch):
+    from minigraph import session as session_module
+
+    monkeypatch.setattr(session_module, "PLAN_CACHE_SIZE", 2)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often, so runs race with evictions
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [], name="x")
+        ys = [x + float(k) for k in range(6)]
+    sess = mg.Session(g)
+
+    def work(t):
+        for k in range(300):
+            assert sess.run(ys[(k + t) % 6], {x: 1.0}) == 1.0 + (k + t) % 6
+
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(sess._plans) == 2
+    assert len(sess._last_used) <= 2 + 8  # at most one stale id per racing thread

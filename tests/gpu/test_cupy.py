@@ -110,9 +110,10 @@ def test_partition_matches_the_cpu():
         assert a.tobytes() == b.tobytes()
 
 
-def test_a_tensor_larger_than_the_gpu_is_refused_before_allocating():
+def test_a_tensor_larger_than_the_gpu_is_refused_before_allocating(cupy):
     g = mg.Graph()
     with g.as_default():
         y = mg.fill([1 << 20, 1 << 20], 1.0, name="huge")  # 4 TiB
-    with pytest.raises(mg.errors.ResourceExhaustedError, match="huge"):
+    with pytest.raises(mg.errors.ResourceExhaustedError, match="huge") as e:
         mg.Session(g, device="/gpu:0").run(y)
+    assert f"at most {cupy.cuda.Device(0).mem_info[1]} can be" in str(e.value)  # the GPU's
