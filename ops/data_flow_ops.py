@@ -405,15 +405,19 @@ Example:
 )
 
 
-# Up to this many partitions, a mask and a compress per partition beat one sort of all rows;
-# up to the second, they beat the blocked sort of word rows (measured: 16M float32 into
-# 4 / 6 / 8 parts: 115 / 140 / 175 ms with masks, 135 / 135 / 135 ms sorting by blocks,
-# 210-270 ms with one sort).
-_MASKED_PARTITIONS = 8
-_MASKED_WORD_PARTITIONS = 5
-# The blocked counting sort (see _partition_blocked) sorts blocks of about this many bytes
-# of data, and uses at most this many (block, partition) segments, so that splitting and
-# concatenating them stays cheap.
+# Word rows (8 bytes or less) into up to this many partitions go through a mask and a
+# compress per partition, block by block; into more, through the blocked counting sort.
+# Wider rows: a mask and a compress per partition over all rows, up to the second number;
+# beyond it, one sort. Measured on 2026-12-02 (2 cores, ms):
+#   16M float32 into 2 / 4 / 6 / 8 / 12 / 16 parts: masks by blocks 28 / 36 / 44 / 53 /
+#   145 / 152, blocked sort 103 / 93 / 90 / 93 / 98 / 100;
+#   4M rows of 64 bytes: masks 38 / 55 / 57 / 61 / 80 / 87, one sort 103 / 132 / 142 /
+#   141 / 155 / 128 (masks by blocks are slower there: 57 / 68 / 87 / 121 / 108 / 124).
+_MASKED_WORD_PARTITIONS = 8
+_MASKED_PARTITIONS = 16
+# Both blocked methods work on blocks of about this many bytes of data (they stay in
+# cache); the counting sort uses at most this many (block, partition) segments, so that
+# splitting and concatenating them stays cheap.
 _PARTITION_BLOCK_BYTES = 1 << 20
 _PARTITION_SEGMENTS = 1 << 12
 
@@ -438,6 +442,28 @@ def _partition_sorted(xp: Any, rows: Any, ids: Any, num_partitions: int) -> list
     order = xp.argsort(keys, kind="stable")
     grouped = xp.take(rows, order, axis=0)
     return xp.split(grouped, [int(e) for e in ends.tolist()])
+
+
+def _partition_masked_blocks(
+    ctx: KernelContext, rows: np.ndarray, ids: np.ndarray, num_partitions: int
+) -> list[Any]:
+    """A mask and a compress per partition, block by block (NumPy only).
+
+    Over the whole array, each partition's pass reads every row from memory again; a
+    block of about _PARTITION_BLOCK_BYTES stays in cache for all of its passes (16M
+    float32 into 8 parts: 53 ms against 77). Partition k is then the concatenation of
+    its pieces in block order, so the split stays stable.
+    """
+    block = max(1, _PARTITION_BLOCK_BYTES // rows.itemsize)
+
+    def split(start: int) -> list[np.ndarray]:
+        i, r = ids[start : start + block], rows[start : start + block]
+        return [np.compress(i == k, r) for k in range(num_partitions)]
+
+    pieces = ctx.parallel_map(split, range(0, max(ids.size, 1), block), rows.nbytes)
+    return ctx.parallel_map(
+        lambda k: np.concatenate([p[k] for p in pieces]), range(num_partitions), rows.nbytes
+    )
 
 
 def _partition_blocked(rows: np.ndarray, ids: np.ndarray, num_partitions: int) -> list[Any]:
@@ -495,11 +521,13 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     if xp is not np:
         # One sort on the GPU: a compress per partition would cost a device sync each.
         parts = _partition_sorted(xp, rows, ids, n)
-    elif rows.ndim == 1 and n > _MASKED_WORD_PARTITIONS:
-        # Rows of 8 bytes or less; longer ones fill whole cache lines, and there the
-        # blocks' extra copy costs more than it saves (1M rows of 256 bytes into 16
-        # parts: 115 ms against 95).
-        parts = _partition_blocked(rows, ids, n)
+    elif rows.ndim == 1:
+        # Rows of 8 bytes or less, in blocks; longer ones fill whole cache lines, and there
+        # the blocks' extra copy costs more than it saves (see _MASKED_PARTITIONS).
+        if n <= _MASKED_WORD_PARTITIONS:
+            parts = _partition_masked_blocks(ctx, rows, ids, n)
+        else:
+            parts = _partition_blocked(rows, ids, n)
     elif n <= _MASKED_PARTITIONS:
         # One boolean mask and one compress pass per partition, no sort.
         parts = ctx.parallel_map(

@@ -503,12 +503,15 @@ def test_partition_large(shape, n, partitions):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.float32, np.complex64])
 @pytest.mark.parametrize(
-    "n, ids", [(6, "random"), (9, "runs"), (16, "random"), (255, "random"), (300, "runs")]
+    "n, ids",
+    [(2, "random"), (6, "random"), (8, "runs"), (9, "runs"), (16, "random"), (255, "random")]
+    + [(300, "runs")],
 )
 @pytest.mark.parametrize("block_bytes", [1, 64, 1000])
 def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes):
-    # Word rows are sorted block by block (the last one padded) on the CPU; tiny blocks
-    # make many of them, with partitions missing from some blocks or from all.
+    # Word rows are split block by block on the CPU (up to 8 parts with masks, beyond by
+    # a sort, the last block padded); tiny blocks make many of them, with partitions
+    # missing from some blocks or from all.
     monkeypatch.setattr(data_flow_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(n)
     size = 2001
