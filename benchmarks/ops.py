@@ -145,6 +145,15 @@ def partition_stitch_case(parts: int) -> Case:
 _AT = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum}
 
 
+def _index_rows(rng: np.random.Generator, rows: int, width: int, n: int, elements: bool) -> Any:
+    """n int32 index rows into [rows, width]: of depth 2 (single elements) or 1 (rows)."""
+    if elements:
+        idx = np.stack([rng.integers(0, rows, n), rng.integers(0, width, n)], 1)
+    else:
+        idx = rng.integers(0, rows, (n, 1))
+    return idx.astype(np.int32)
+
+
 def scatter_case(op: str, elements: bool) -> Case:
     """TensorScatter{op}, or ScatterNd for op "scatter_nd" (into zeros of the same shape)."""
 
@@ -152,13 +161,8 @@ def scatter_case(op: str, elements: bool) -> Case:
         rng = np.random.default_rng(0)
         rows, width, n = 4 * MB, 16, MB
         t = rng.standard_normal((rows, width), np.float32)
-        if elements:
-            idx = np.stack([rng.integers(0, rows, n), rng.integers(0, width, n)], 1)
-            upd = rng.standard_normal(n, np.float32)
-        else:
-            idx = rng.integers(0, rows, (n, 1))
-            upd = rng.standard_normal((n, width), np.float32)
-        idx = idx.astype(np.int32)
+        idx = _index_rows(rng, rows, width, n, elements)
+        upd = rng.standard_normal(n if elements else (n, width), np.float32)
         if op == "scatter_nd":
             pi, pu = _placeholders(idx, upd)
             y, feeds = mg.scatter_nd(pi, pu, list(t.shape)), {pi: idx, pu: upd}
@@ -188,11 +192,7 @@ def gather_case(elements: bool) -> Case:
         rng = np.random.default_rng(0)
         rows, width, n = 4 * MB, 16, MB
         params = rng.standard_normal((rows, width), np.float32)
-        if elements:
-            idx = np.stack([rng.integers(0, rows, n), rng.integers(0, width, n)], 1)
-        else:
-            idx = rng.integers(0, rows, (n, 1))
-        idx = idx.astype(np.int32)
+        idx = _index_rows(rng, rows, width, n, elements)
         pp, pi = _placeholders(params, idx)
         y = mg.gather_nd(pp, pi)
         return y, {pp: params, pi: idx}, lambda: params[tuple(idx.T)]

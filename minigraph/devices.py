@@ -112,10 +112,10 @@ class Device:
     @property
     def memory_limit(self) -> int | None:
         """The most one tensor here may take: a real GPU's memory; None means the host's."""
-        xp = self.xp
-        if self.device_type == "CPU" or xp.__name__ != "cupy":
+        if self.device_type == "CPU":
             return None
-        return int(xp.cuda.Device(self.index).mem_info[1])
+        xp = self.xp
+        return int(xp.cuda.Device(self.index).mem_info[1]) if xp.__name__ == "cupy" else None
 
 
 CPU0 = Device("CPU", 0)

@@ -6,7 +6,8 @@ Each op stands in one block: declaration, shape function, kernel, builder.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -806,17 +807,24 @@ GATHER = define_op(
 )
 
 
-def first_bad_index(ctx: KernelContext, flat: Any, limit: int) -> tuple[int, int] | None:
+def first_bad_index(flat: Any, limit: int) -> tuple[int, int] | None:
     """(position, value) of the first entry of a flat index array outside [0, limit)."""
-    xp = ctx.xp
     # One pass (one device sync) in the common case: as unsigned, a negative is too large
     # (at least 2**(bits-1), so the limit is capped there).
     bits = 8 * flat.dtype.itemsize
     if not flat.size or int(flat.view(f"u{bits // 8}").max()) < min(limit, 2 ** (bits - 1)):
         return None
-    bad = (flat < 0) | (flat >= limit)
-    pos = int(xp.argmax(bad))
+    pos = int(((flat < 0) | (flat >= limit)).argmax())
     return pos, int(flat[pos])
+
+
+def check_in_range(fail: Callable[[str], NoReturn], name: str, x: Any, limit: int) -> None:
+    """Fails on the first entry of ``x``, in flat order, outside [0, limit), named as
+    TensorFlow names it: ``indices[1,0] = 7 is not in [0, 5)``."""
+    bad = first_bad_index(x.reshape(-1), limit)
+    if bad is not None:
+        pos, value = bad
+        fail(f"{name}{multi_index(tuple(x.shape), pos)} = {value} is not in [0, {limit})")
 
 
 def multi_index(shape: tuple[int, ...], flat_pos: int) -> str:
@@ -832,10 +840,7 @@ def _gather_kernel(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> 
         ctx.fail("params must be at least 1 dimensional")
     a = _axis_value(ctx, _host_int(ctx, axis), params.ndim)
     limit = params.shape[a]
-    bad = first_bad_index(ctx, indices.reshape(-1), limit)
-    if bad is not None:
-        pos, value = bad
-        ctx.fail(f"indices{multi_index(indices.shape, pos)} = {value} is not in [0, {limit})")
+    check_in_range(ctx.fail, "indices", indices, limit)
     shape = params.shape[:a] + indices.shape + params.shape[a + 1 :]
     ctx.check_size(shape, params.dtype)
     return ctx.xp.take(params, indices, axis=a)

@@ -21,7 +21,7 @@ import numpy as np
 
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.array_ops import _host_int, multi_index
+from minigraph.ops.array_ops import _host_int, check_in_range
 from minigraph.ops.duplicates import occurrences, winners
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
@@ -315,17 +315,6 @@ parallel_dynamic_stitch = make_builder(PARALLEL_DYNAMIC_STITCH, "parallel_dynami
 # -- DynamicPartition --------------------------------------------------------------
 
 
-def _check_partitions(fail: Fail, partitions: Any, num_partitions: int) -> None:
-    """The first partition id outside [0, num_partitions), in flat order, as TensorFlow."""
-    p = partitions.reshape(-1)
-    # As unsigned, a negative id is too large: one pass and one device sync for the check.
-    if not p.size or int(p.view(np.uint32).max()) < num_partitions:
-        return
-    pos = int(((p < 0) | (p >= num_partitions)).argmax())
-    where = multi_index(tuple(partitions.shape), pos)
-    fail(f"partitions{where} = {int(p[pos])} is not in [0, {num_partitions})")
-
-
 def _dynamic_partition_shape(
     c: InferenceContext, data: TensorSpec, partitions: TensorSpec
 ) -> list[TensorShape]:
@@ -334,7 +323,7 @@ def _dynamic_partition_shape(
         return [unknown_shape()] * n
     rest = _merge_prefix(data.shape, partitions.shape)
     if partitions.value is not None:
-        _check_partitions(c.fail, partitions.value, n)
+        check_in_range(c.fail, "partitions", partitions.value, n)
     # Counts are never inferred, even from constant partitions (as TensorFlow).
     return [TensorShape([None]).concatenate(rest)] * n
 
@@ -514,7 +503,7 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
             f"data.shape must start with partitions.shape, got data.shape = "
             f"{_shape_str(data.shape)}, partitions.shape = {_shape_str(partitions.shape)}"
         )
-    _check_partitions(ctx.fail, partitions, n)
+    check_in_range(ctx.fail, "partitions", partitions, n)
     extra = tuple(data.shape[partitions.ndim :])
     ids = partitions.reshape(-1)
     rows = _rows(xp, data, ids.size, _prod(extra))

@@ -31,3 +31,24 @@ def any_device(request, monkeypatch):
 
         monkeypatch.setattr(mg.Session, "__init__", on_gpu)
     return request.param
+
+
+@pytest.fixture
+def cpu_only_op():
+    """Declares a one-input test op (output shaped as its input) whose only kernel is
+    ``kernel`` on the CPU; returns its builder. Each op type may be declared once."""
+    from minigraph.registry import define_op, register_kernel
+    from minigraph.wrappers import apply_op
+
+    def declare(op_type, kernel):
+        define_op(
+            op_type,
+            inputs=["x: T"],
+            outputs=["y: T"],
+            attrs=["T: type"],
+            shape_fn=lambda c, x: x.shape,
+        )
+        register_kernel(op_type, "CPU")(kernel)
+        return lambda x: apply_op(op_type, None, [x], {}).output(0)
+
+    return declare

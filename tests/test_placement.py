@@ -5,7 +5,6 @@ import pytest
 
 import minigraph as mg
 from minigraph import errors
-from minigraph.registry import define_op, register_kernel
 
 
 @pytest.fixture
@@ -54,21 +53,12 @@ def test_host_memory_inputs_stay_on_the_host(gpu):
     assert [s.device for s in _plan(sess).steps if s.op_type == "_Copy"] == ["GPU:0"]
 
 
-def test_soft_placement_falls_back_to_cpu_with_copies(gpu):
-    define_op(
-        "_TestCpuOnly",
-        inputs=["x: T"],
-        outputs=["y: T"],
-        attrs=["T: type"],
-        shape_fn=lambda c, x: x.shape,
-    )
-    register_kernel("_TestCpuOnly", "CPU")(lambda ctx, x: x * 3)
-    from minigraph.wrappers import apply_op
-
+def test_soft_placement_falls_back_to_cpu_with_copies(gpu, cpu_only_op):
+    triple = cpu_only_op("_TestCpuOnly", lambda ctx, x: x * 3)
     g = mg.Graph()
     with g.as_default():
         x = mg.placeholder(mg.float32, [2], name="x")
-        y = apply_op("_TestCpuOnly", None, [x + 1.0], {}).output(0) + 1.0
+        y = triple(x + 1.0) + 1.0
     sess = mg.Session(g, device="/gpu:0")
     np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [7.0, 10.0])
     devices = [(s.op_type, s.device) for s in _plan(sess).steps if s.op_type != "Const"]

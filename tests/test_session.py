@@ -276,52 +276,23 @@ def test_debug_prints_one_line_per_node(graph, capsys):
     assert len(lines) == 4 and "Mul" in lines[1] and "CPU:0" in lines[1]
 
 
-def test_kernel_exceptions_are_wrapped():
-    from minigraph.registry import define_op, register_kernel
-
-    define_op(
-        "_TestBroken",
-        inputs=["x: T"],
-        outputs=["y: T"],
-        attrs=["T: type"],
-        shape_fn=lambda c, x: x.shape,
-    )
-
-    @register_kernel("_TestBroken", "CPU")
-    def _broken(ctx, x):
-        return x[10]
-
-    from minigraph.wrappers import apply_op
-
+def test_kernel_exceptions_are_wrapped(cpu_only_op):
+    broken = cpu_only_op("_TestBroken", lambda ctx, x: x[10])
     g = mg.Graph()
     with g.as_default():
-        y = apply_op("_TestBroken", None, [mg.placeholder(mg.float32, name="p")], {}).output(0)
+        y = broken(mg.placeholder(mg.float32, name="p"))
     with pytest.raises(errors.InternalError, match="IndexError") as e:
         mg.Session(g).run(y, {"p:0": 1.0})
     assert e.value.node_name == "_TestBroken"
 
 
-def test_outputs_are_checked_against_inference():
-    from minigraph.registry import define_op, register_kernel
-    from minigraph.wrappers import apply_op
-
-    define_op(
-        "_TestLies",
-        inputs=["x: T"],
-        outputs=["y: T"],
-        attrs=["T: type"],
-        shape_fn=lambda c, x: x.shape,
-    )
-
-    @register_kernel("_TestLies", "CPU")
-    def _lies(ctx, x):
-        return x.reshape(-1)
-
+def test_outputs_are_checked_against_inference(cpu_only_op):
+    lies = cpu_only_op("_TestLies", lambda ctx, x: x.reshape(-1))
     g = mg.Graph()
     with g.as_default():
-        y = apply_op("_TestLies", None, [mg.placeholder(mg.float32, [2, 2], name="p")], {})
+        y = lies(mg.placeholder(mg.float32, [2, 2], name="p"))
     with pytest.raises(errors.InternalError, match="shape"):
-        mg.Session(g).run(y.output(0), {"p:0": np.zeros((2, 2))})
+        mg.Session(g).run(y, {"p:0": np.zeros((2, 2))})
 
 
 def test_huge_output_is_resource_exhausted_before_allocation():
