@@ -43,22 +43,13 @@ bool = bool_  # noqa: A001  (mg.bool, as tf.bool)
 from . import ops  # type: ignore[attr-defined]  # noqa: E402  (ops/ is installed here)
 from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime above)
     cast,
-    concat,
     constant,
     fill,
-    gather,
     identity,
     ones,
     ones_like,
     placeholder,
     range,
-    rank,
-    reshape,
-    shape,
-    size,
-    stack,
-    strided_slice,
-    transpose,
     zeros,
     zeros_like,
 )
@@ -66,6 +57,10 @@ from .ops.data_flow_ops import (  # noqa: E402  (the op library needs the runtim
     dynamic_partition,
     dynamic_stitch,
     parallel_dynamic_stitch,
+)
+from .ops.gather_ops import (  # noqa: E402  (the op library needs the runtime above)
+    gather,
+    gather_nd,
 )
 from .ops.math_ops import (  # noqa: E402  (the op library needs the runtime above)
     add,
@@ -89,13 +84,24 @@ from .ops.nn_ops import (  # noqa: E402  (the op library needs the runtime above
     conv2d,
 )
 from .ops.scatter_ops import (  # noqa: E402  (the op library needs the runtime above)
-    gather_nd,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_max,
     tensor_scatter_nd_min,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
+)
+from .ops.shape_ops import (  # noqa: E402  (the op library needs the runtime above)
+    rank,
+    reshape,
+    shape,
+    size,
+    transpose,
+)
+from .ops.slice_ops import (  # noqa: E402  (the op library needs the runtime above)
+    concat,
+    stack,
+    strided_slice,
 )
 from .ops.spacetobatch_ops import (  # noqa: E402  (the op library needs the runtime above)
     batch_to_space_nd,

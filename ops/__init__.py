@@ -8,19 +8,35 @@ classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
 from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
     array_ops,
     data_flow_ops,
+    gather_ops,
     math_ops,
     nn_ops,
     scatter_ops,
+    shape_ops,
+    slice_ops,
     spacetobatch_ops,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
+from minigraph.ops.gather_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
+from minigraph.ops.shape_ops import *  # noqa: F403
+from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
 
-FAMILIES = (array_ops, math_ops, nn_ops, spacetobatch_ops, data_flow_ops, scatter_ops)
+FAMILIES = (
+    array_ops,
+    shape_ops,
+    slice_ops,
+    gather_ops,
+    math_ops,
+    nn_ops,
+    spacetobatch_ops,
+    data_flow_ops,
+    scatter_ops,
+)
 
 
 def builders() -> dict:

@@ -21,7 +21,7 @@ import numpy as np
 
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.array_ops import _host_int, check_in_range
+from minigraph.ops.common import check_in_range, host_array
 from minigraph.ops.duplicates import occurrences, winners
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
@@ -250,7 +250,7 @@ def _stitch_put(out: np.ndarray, i: np.ndarray, r: np.ndarray) -> None:
 @register_kernel("ParallelDynamicStitch", "CPU", "GPU")
 def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[Any]) -> Any:
     xp = ctx.xp
-    host = [_host_int(ctx, i) for i in indices]
+    host = [host_array(ctx, i) for i in indices]
     first_dim = _stitch_first_dim(ctx.fail, host)
     _stitch_check_shapes(ctx, host, data)
     extra = tuple(data[0].shape[host[0].ndim :])

@@ -17,6 +17,7 @@ from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.ops.common import ALL, INEXACT, NUMBER, REAL
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
@@ -39,11 +40,6 @@ BUILDERS = (
     "logical_or",
     "logical_not",
 )
-
-_NUMBER = "{" + ", ".join(d.name for d in dtypes.NUMBER_TYPES) + "}"
-_REAL = "{" + ", ".join(d.name for d in dtypes.REAL_NUMBER_TYPES) + "}"
-_INEXACT = "{" + ", ".join(d.name for d in dtypes.FLOAT_TYPES + dtypes.COMPLEX_TYPES) + "}"
-_ALL = "{" + ", ".join(d.name for d in dtypes.ALL_TYPES) + "}"
 
 
 def _unary_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
@@ -130,42 +126,42 @@ def elementwise(
     return make_builder(op_def, builder), make_wrapper_class(op_def)
 
 
-add, Add = elementwise("Add", "add", _NUMBER, builder="add", doc="x + y, with broadcasting.")
+add, Add = elementwise("Add", "add", NUMBER, builder="add", doc="x + y, with broadcasting.")
 subtract, Sub = elementwise(
-    "Sub", "subtract", _NUMBER, builder="subtract", doc="x - y, with broadcasting."
+    "Sub", "subtract", NUMBER, builder="subtract", doc="x - y, with broadcasting."
 )
 multiply, Mul = elementwise(
-    "Mul", "multiply", _NUMBER, builder="multiply", doc="x * y, with broadcasting."
+    "Mul", "multiply", NUMBER, builder="multiply", doc="x * y, with broadcasting."
 )
 _real_div, RealDiv = elementwise(
     "RealDiv",
     "true_divide",
-    _INEXACT,
+    INEXACT,
     builder="real_div",
     quiet=True,
     doc="x / y for floating and complex types.",
 )
 negative, Neg = elementwise(
-    "Neg", "negative", _NUMBER, builder="negative", binary=False, doc="-x, elementwise."
+    "Neg", "negative", NUMBER, builder="negative", binary=False, doc="-x, elementwise."
 )
 maximum, Maximum = elementwise(
     "Maximum",
     "maximum",
-    _REAL,
+    REAL,
     builder="maximum",
     doc="The larger of x and y, elementwise (NaN propagates).",
 )
 minimum, Minimum = elementwise(
     "Minimum",
     "minimum",
-    _REAL,
+    REAL,
     builder="minimum",
     doc="The smaller of x and y, elementwise (NaN propagates).",
 )
 equal, Equal = elementwise(
     "Equal",
     "equal",
-    _ALL,
+    ALL,
     builder="equal",
     out_type="bool",
     doc="x == y, elementwise, as a bool tensor.",
@@ -173,29 +169,29 @@ equal, Equal = elementwise(
 not_equal, NotEqual = elementwise(
     "NotEqual",
     "not_equal",
-    _ALL,
+    ALL,
     builder="not_equal",
     out_type="bool",
     doc="x != y, elementwise, as a bool tensor.",
 )
 less, Less = elementwise(
-    "Less", "less", _REAL, builder="less", out_type="bool", doc="x < y, elementwise."
+    "Less", "less", REAL, builder="less", out_type="bool", doc="x < y, elementwise."
 )
 less_equal, LessEqual = elementwise(
     "LessEqual",
     "less_equal",
-    _REAL,
+    REAL,
     builder="less_equal",
     out_type="bool",
     doc="x <= y, elementwise.",
 )
 greater, Greater = elementwise(
-    "Greater", "greater", _REAL, builder="greater", out_type="bool", doc="x > y, elementwise."
+    "Greater", "greater", REAL, builder="greater", out_type="bool", doc="x > y, elementwise."
 )
 greater_equal, GreaterEqual = elementwise(
     "GreaterEqual",
     "greater_equal",
-    _REAL,
+    REAL,
     builder="greater_equal",
     out_type="bool",
     doc="x >= y, elementwise.",

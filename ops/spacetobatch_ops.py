@@ -15,7 +15,7 @@ import numpy as np
 from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.array_ops import _host_int
+from minigraph.ops.common import host_array
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, with_rank_at_least
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -123,13 +123,13 @@ def _kernel_prelude(
     block dims; the prefix and suffix with block 1 and no padding/crop are moved
     into the batch and depth, as TensorFlow does.
     """
-    bs = _host_int(ctx, block_shape)
+    bs = host_array(ctx, block_shape)
     if bs.ndim != 1:
         ctx.fail(f"block_shape rank should be 1 instead of {bs.ndim}")
     m = bs.shape[0]
     if x.ndim < m + 1:
         ctx.fail(f"input rank should be >= {m + 1} instead of {x.ndim}")
-    ps = _host_int(ctx, pairs)
+    ps = host_array(ctx, pairs)
     if ps.shape != (m, 2):
         ctx.fail(f"{what} should have shape [{m}, 2] instead of {_shape_str(ps.shape)}")
     block = [int(b) for b in bs.tolist()]

@@ -199,7 +199,7 @@ def test_strided_slice_matches_numpy(x, data):
 
 
 def test_bounds_check_catches_the_most_negative_index_under_a_huge_limit():
-    from minigraph.ops.array_ops import first_bad_index
+    from minigraph.ops.common import first_bad_index
 
     flat = np.array([5, -(2**31), 7], np.int32)  # as uint32: 2**31, below a 3e9 limit
     assert first_bad_index(flat, 3_000_000_000) == (1, -(2**31))

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors, ops
-from minigraph.ops import duplicates, scatter_ops
+from minigraph.ops import duplicates, gather_ops, scatter_ops
 from minigraph.registry import OPS
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
@@ -881,9 +881,11 @@ def test_declarations() -> None:
         assert ("bool" in types) == (name in {"ScatterNd", "TensorScatterUpdate", "GatherNd"})
         assert ("complex64" in types) != (name in {"TensorScatterMin", "TensorScatterMax"})
     assert mg.registered_ops()["ScatterNd"].host_inputs == {"shape"}
-    assert set(scatter_ops.__all__) >= set(scatter_ops.BUILDERS) | {"ScatterNd", "GatherNd"}
-    for name in scatter_ops.BUILDERS:
-        assert getattr(mg, name) is getattr(scatter_ops, name)
+    assert set(scatter_ops.__all__) >= set(scatter_ops.BUILDERS) | {"ScatterNd"}
+    assert set(gather_ops.__all__) >= set(gather_ops.BUILDERS) | {"GatherNd"}
+    for family in (scatter_ops, gather_ops):
+        for name in family.BUILDERS:
+            assert getattr(mg, name) is getattr(family, name)
 
 
 def test_builders_take_name_positionally() -> None:

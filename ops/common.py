@@ -1,0 +1,99 @@
+"""What every op family shares: dtype sets in declaration notation, host reads of
+shape-like inputs, axis checks, and index-range checks in TensorFlow's wording."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from minigraph import dtypes
+from minigraph.inference import InferenceContext, TensorSpec
+from minigraph.kernel import KernelContext
+from minigraph.shapes import TensorShape
+
+__all__ = [
+    "INDEX_TYPES",
+    "BAD_INDICES_POLICY",
+    "ALL",
+    "NUMBER",
+    "REAL",
+    "INEXACT",
+    "FLOAT",
+    "INTEGER",
+    "type_set",
+    "host_array",
+    "axis_value",
+    "same_shape",
+    "first_bad_index",
+    "check_in_range",
+    "multi_index",
+    "shape_str",
+]
+
+
+def type_set(types: Sequence[dtypes.DType]) -> str:
+    """A type constraint in declaration notation: ``{float32, float64}``."""
+    return "{" + ", ".join(d.name for d in types) + "}"
+
+
+INDEX_TYPES = "{int32, int64}"
+# How the index ops treat an out-of-range index (TensorFlow's attr; IGNORE gives zeros).
+BAD_INDICES_POLICY = "bad_indices_policy: {'', 'DEFAULT', 'ERROR', 'IGNORE'} = ''"
+ALL = type_set(dtypes.ALL_TYPES)
+NUMBER = type_set(dtypes.NUMBER_TYPES)
+REAL = type_set(dtypes.REAL_NUMBER_TYPES)
+INEXACT = type_set(dtypes.FLOAT_TYPES + dtypes.COMPLEX_TYPES)
+FLOAT = type_set(dtypes.FLOAT_TYPES)
+INTEGER = type_set(dtypes.INTEGER_TYPES)
+
+
+def host_array(ctx: KernelContext, x: Any) -> np.ndarray:
+    """A small shape-like input (dims, axis, perm) as a NumPy array on the host."""
+    return x if isinstance(x, np.ndarray) else ctx.xp.asnumpy(x)
+
+
+def axis_value(c: Any, axis: Any, rank: int) -> int:
+    """A scalar axis in ``[-rank, rank)``, made non-negative; ``c.fail`` otherwise."""
+    a = int(np.asarray(axis).reshape(()))
+    if not -rank <= a < rank:
+        c.fail(f"Expected axis in the range [{-rank}, {rank}), but got {a}")
+    return a % rank
+
+
+def same_shape(c: InferenceContext, x: TensorSpec, *rest: Any) -> TensorShape:
+    """The shape function of ops whose output is shaped as their first input."""
+    return x.shape
+
+
+def first_bad_index(flat: Any, limit: int) -> tuple[int, int] | None:
+    """(position, value) of the first entry of a flat index array outside [0, limit)."""
+    # One pass (one device sync) in the common case: as unsigned, a negative is too large
+    # (at least 2**(bits-1), so the limit is capped there).
+    bits = 8 * flat.dtype.itemsize
+    if not flat.size or int(flat.view(f"u{bits // 8}").max()) < min(limit, 2 ** (bits - 1)):
+        return None
+    pos = int(((flat < 0) | (flat >= limit)).argmax())
+    return pos, int(flat[pos])
+
+
+def check_in_range(fail: Callable[[str], NoReturn], name: str, x: Any, limit: int) -> None:
+    """Fails on the first entry of ``x``, in flat order, outside [0, limit), named as
+    TensorFlow names it: ``indices[1,0] = 7 is not in [0, 5)``."""
+    bad = first_bad_index(x.reshape(-1), limit)
+    if bad is not None:
+        pos, value = bad
+        fail(f"{name}{multi_index(tuple(x.shape), pos)} = {value} is not in [0, {limit})")
+
+
+def multi_index(shape: tuple[int, ...], flat_pos: int) -> str:
+    """TensorFlow's SliceDebugString: ``[i,j]`` for a flat position, "" for a scalar."""
+    if not shape:
+        return ""
+    return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat_pos, shape)) + "]"
+
+
+def shape_str(dims: Sequence[int]) -> str:
+    """TensorShape::DebugString of a concrete shape: ``[2,3]``."""
+    return "[" + ",".join(str(int(d)) for d in dims) + "]"
