@@ -11,6 +11,7 @@ running it from several threads is (see Session).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -418,6 +419,30 @@ class Graph:
         from .graph_io import from_json
 
         return from_json(text)
+
+    def as_graph_def(self) -> Any:
+        """The graph as TensorFlow's GraphDef (a tensorboard.compat.proto message).
+
+        Needs the ``tensorboard`` extra; see :mod:`minigraph.graph_def`.
+        """
+        from .graph_def import as_graph_def
+
+        return as_graph_def(self)
+
+    @contextlib.contextmanager
+    def _undo_on_error(self) -> Iterator[None]:
+        """Nodes added and names reserved inside are taken back if the block raises."""
+        with self._lock:
+            names = dict(self._names_in_use)
+            before = set(self._nx)
+        try:
+            yield
+        except BaseException:
+            with self._lock:
+                self._nx.remove_nodes_from([n for n in list(self._nx) if n not in before])
+                self._names_in_use = names
+                self.version += 1
+            raise
 
     def as_default(self) -> Any:
         """Context manager: builders inside it add nodes to this graph."""

@@ -39,3 +39,9 @@ def test_python_examples_in_docs_run(doc):
     namespace: dict = {}
     for block in blocks:  # later blocks may use names from earlier ones, as a reader would
         exec(compile(block, str(path), "exec"), namespace)
+
+
+def test_supported_ops_table_in_tensorflow_md_is_up_to_date():
+    text = (DOCS.parent / "tensorflow.md").read_text()
+    table = text.split(docgen.TABLE_BEGIN)[1].split(docgen.TABLE_END)[0].strip()
+    assert table == docgen.supported_ops_table(), "run `python -m minigraph.docgen`"

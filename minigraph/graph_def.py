@@ -1,0 +1,744 @@
+"""TensorFlow GraphDefs: import them into a minigraph Graph, export a Graph as one.
+
+    with g.as_default():
+        y, = mg.import_graph_def("model.pb", input_map={"x:0": x}, return_elements=["y:0"])
+    gd = g.as_graph_def()                       # tensorboard.compat.proto.graph_pb2.GraphDef
+    mg.write_graph(g, "logs", "g.pbtxt", as_text=True)
+
+The protobuf classes come from the ``tensorboard`` package (the ``tensorboard`` extra), never
+from TensorFlow, and are imported only when these functions are called. Import rebuilds
+every node through its op's declaration (as :mod:`minigraph.graph_io` does), so each node is
+shape-inferred and checked as if a builder had made it. Before anything is added, the whole
+GraphDef is checked: every op type must be registered (all missing ones are listed in one
+UnimplementedError), every input must exist, and the nodes must form no cycle; they may come
+in any order. A failed import leaves the graph as it was.
+
+Attrs are read by TensorFlow's names and AttrValue types. Attrs whose names start with "_"
+(``_output_shapes``, ``_class``...) are ignored; an attr that minigraph's declaration lacks
+is accepted only when its value is TensorFlow's default for it (:data:`TF_ONLY_ATTR_DEFAULTS`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, errors
+from .devices import parse_device
+from .graph import Graph, Operation, Output
+from .op_def import AttrDef
+from .registry import OPS
+from .shapes import TensorShape
+
+__all__ = [
+    "import_graph_def",
+    "as_graph_def",
+    "write_graph",
+    "parse_graph_def",
+    "op_support",
+    "CONTROL_FLOW_OPS",
+    "TF_ONLY_ATTR_DEFAULTS",
+    "GRAPH_DEF_VERSION",
+]
+
+EXTRA_HINT = "requires the 'tensorboard' extra: pip install 'minigraph[tensorboard]'"
+
+# The GraphDef version TensorFlow 2.21 writes (tf.version.GRAPH_DEF_VERSION); exports say so.
+GRAPH_DEF_VERSION = 2474
+
+# TensorFlow's control flow: refused even if an op of that name were ever registered, since
+# minigraph's executor runs each node once per step (docs/tensorflow.md: unroll the loop).
+CONTROL_FLOW_OPS = frozenset(
+    {
+        "While",
+        "StatelessWhile",
+        "If",
+        "StatelessIf",
+        "Case",
+        "StatelessCase",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "Merge",
+        "RefMerge",
+        "Switch",
+        "RefSwitch",
+        "LoopCond",
+        "NextIteration",
+        "RefNextIteration",
+    }
+)
+
+# Attrs TensorFlow declares but minigraph's ops do not, with TensorFlow's default (by attr
+# name, as the same attr means the same on every op). A GraphDef may carry them only at this
+# value; tests/test_graph_def.py checks the table against TensorFlow's OpDefs.
+TF_ONLY_ATTR_DEFAULTS: dict[str, Any] = {
+    "use_cudnn_on_gpu": True,
+    "explicit_paddings": [],
+    "incompatible_shape_error": True,
+    "batch_dims": 0,
+    "grad_a": False,
+    "grad_b": False,
+}
+
+
+def _protos() -> Any:
+    """tensorboard's protobuf modules, or an ImportError naming the extra."""
+    try:
+        from tensorboard.compat.proto import (
+            attr_value_pb2,
+            graph_pb2,
+            node_def_pb2,
+            tensor_pb2,
+            tensor_shape_pb2,
+            types_pb2,
+            versions_pb2,
+        )
+    except ImportError as e:
+        raise ImportError(f"TensorFlow GraphDef support {EXTRA_HINT} ({e})") from None
+
+    class P:
+        pass
+
+    p = P()
+    for m in (
+        attr_value_pb2,
+        graph_pb2,
+        node_def_pb2,
+        tensor_pb2,
+        tensor_shape_pb2,
+        types_pb2,
+        versions_pb2,
+    ):
+        setattr(p, m.__name__.rsplit(".", 1)[1], m)
+    return p
+
+
+# -- dtypes --------------------------------------------------------------------------
+
+_ENUM_NAMES = {
+    "float16": "DT_HALF",
+    "float32": "DT_FLOAT",
+    "float64": "DT_DOUBLE",
+    "int8": "DT_INT8",
+    "int16": "DT_INT16",
+    "int32": "DT_INT32",
+    "int64": "DT_INT64",
+    "uint8": "DT_UINT8",
+    "uint16": "DT_UINT16",
+    "uint32": "DT_UINT32",
+    "uint64": "DT_UINT64",
+    "bool": "DT_BOOL",
+    "complex64": "DT_COMPLEX64",
+    "complex128": "DT_COMPLEX128",
+}
+
+
+def _dtype_to_enum(p: Any, dt: dtypes.DType) -> int:
+    return int(p.types_pb2.DataType.Value(_ENUM_NAMES[dt.name]))
+
+
+def _enum_to_dtype(p: Any, enum: int, fail: Any, what: str) -> dtypes.DType:
+    names = p.types_pb2.DataType
+    try:
+        tf_name = names.Name(enum)
+    except ValueError:
+        return fail(f"{what}: unknown DataType enum {enum}")
+    base = tf_name[:-4] if tf_name.endswith("_REF") else tf_name
+    for mg_name, name in _ENUM_NAMES.items():
+        if name == base:
+            return dtypes.as_dtype(mg_name)
+    return fail(f"{what}: TensorFlow dtype {tf_name} ({enum}) is not supported by minigraph")
+
+
+# -- reading protos --------------------------------------------------------------------
+
+
+class _Fail:
+    """Raises InvalidArgumentError (or another OpError) about one node of the GraphDef."""
+
+    def __init__(self, node: str = "", op: str = "") -> None:
+        self.node, self.op = node, op
+
+    def __call__(self, msg: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> Any:
+        where = f"GraphDef node '{self.node}'" if self.node else "GraphDef"
+        raise error(f"{where}: {msg}", self.node, self.op)
+
+
+def _shape_from_proto(proto: Any, fail: _Fail, what: str) -> TensorShape:
+    if proto.unknown_rank:
+        return TensorShape(None)
+    dims: list[int | None] = []
+    for d in proto.dim:
+        if d.size < -1:
+            fail(f"{what}: dimension {d.size} is invalid (sizes are >= 0, or -1 for unknown)")
+        dims.append(None if d.size == -1 else int(d.size))
+    return TensorShape(dims)
+
+
+# TensorProto value fields by dtype, as TensorFlow's tensor_util reads them.
+_VALUE_FIELDS = {
+    "float16": "half_val",
+    "float32": "float_val",
+    "float64": "double_val",
+    "int8": "int_val",
+    "int16": "int_val",
+    "int32": "int_val",
+    "uint8": "int_val",
+    "uint16": "int_val",
+    "int64": "int64_val",
+    "uint32": "uint32_val",
+    "uint64": "uint64_val",
+    "bool": "bool_val",
+    "complex64": "scomplex_val",
+    "complex128": "dcomplex_val",
+}
+
+
+def tensor_from_proto(p: Any, proto: Any, fail: _Fail, what: str = "tensor") -> np.ndarray:
+    """A read-only array from a TensorProto, in any of its encodings."""
+    dt = _enum_to_dtype(p, proto.dtype, fail, what)
+    shape = _shape_from_proto(proto.tensor_shape, fail, what)
+    if shape.dims is None or None in shape.dims:
+        fail(f"{what}: a tensor value needs a fully known shape, got {shape}")
+    dims = [int(d) for d in shape.dims]  # type: ignore[union-attr, arg-type]
+    count = int(np.prod(dims, dtype=np.int64))
+    if proto.tensor_content:
+        raw = proto.tensor_content
+        if len(raw) != count * dt.size:
+            fail(
+                f"{what}: tensor_content has {len(raw)} bytes, "
+                f"{dt.name}{dims} needs {count * dt.size}"
+            )
+        arr = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np)
+    else:
+        field = _VALUE_FIELDS[dt.name]
+        values = list(getattr(proto, field))
+        if dt.is_complex:
+            if len(values) % 2:
+                fail(f"{what}: {field} has an odd number of floats ({len(values)})")
+            flat = np.asarray(values, dtype=dt.np.type(0).real.dtype).reshape(-1, 2)
+            vals = flat[:, 0] + 1j * flat[:, 1]
+        elif dt == dtypes.float16:
+            vals = np.asarray(values, dtype=np.int64).astype(np.uint16).view(np.float16)
+        else:
+            vals = np.asarray(values)
+        others = [f for f in set(_VALUE_FIELDS.values()) if f != field and len(getattr(proto, f))]
+        if proto.string_val:
+            others.append("string_val")
+        if others:
+            fail(f"{what}: a {dt.name} tensor has values in {sorted(others)}, expected {field}")
+        if len(vals) > count:
+            fail(f"{what}: {field} has {len(vals)} values, {dt.name}{dims} holds {count}")
+        if len(vals) == 0:
+            arr = np.zeros(count, dt.np)
+        else:
+            arr = np.empty(count, dt.np)
+            with np.errstate(all="ignore"):
+                arr[: len(vals)] = vals.astype(dt.np)
+            arr[len(vals) :] = arr[len(vals) - 1]  # TF repeats the last value
+    arr = arr.reshape(dims)
+    arr.flags.writeable = False
+    return arr
+
+
+def _attr_value_kind(value: Any) -> str:
+    return value.WhichOneof("value") or "list"  # an empty AttrValue reads as an empty list
+
+
+def _attr_from_proto(p: Any, a: AttrDef, value: Any, fail: _Fail) -> Any:
+    which = _attr_value_kind(value)
+    field = {
+        "type": "type",
+        "int": "i",
+        "float": "f",
+        "bool": "b",
+        "string": "s",
+        "shape": "shape",
+        "tensor": "tensor",
+        "list(int)": "list",
+    }[a.kind]
+    if which != field:
+        fail(f"attr '{a.name}' must be a {a.kind} (AttrValue.{field}), got AttrValue.{which}")
+    what = f"attr '{a.name}'"
+    if a.kind == "type":
+        return _enum_to_dtype(p, value.type, fail, what)
+    if a.kind == "int":
+        return int(value.i)
+    if a.kind == "float":
+        # TF keeps float attrs as float32: read back the shortest decimal (0.1, not 0.100000001)
+        return float(str(np.float32(value.f)))
+    if a.kind == "bool":
+        return bool(value.b)
+    if a.kind == "string":
+        try:
+            return value.s.decode("utf-8")
+        except UnicodeDecodeError:
+            return fail(f"{what} is not UTF-8 text")
+    if a.kind == "shape":
+        return _shape_from_proto(value.shape, fail, what)
+    if a.kind == "tensor":
+        return tensor_from_proto(p, value.tensor, fail, what)
+    lst = value.list
+    for other in ("s", "f", "b", "type", "shape", "tensor", "func"):
+        if len(getattr(lst, other)):
+            fail(f"{what} must be a list(int), got a list of {other}")
+    return tuple(int(v) for v in lst.i)
+
+
+def _generic_attr(p: Any, value: Any) -> Any:
+    """An AttrValue as plain Python, to compare with TF_ONLY_ATTR_DEFAULTS."""
+    which = _attr_value_kind(value)
+    if which == "list":
+        for f in ("s", "i", "f", "b", "type"):
+            items = list(getattr(value.list, f))
+            if items:
+                return [v.decode("utf-8", "replace") if f == "s" else v for v in items]
+        return []
+    if which == "s":
+        return value.s.decode("utf-8", "replace")
+    if which in ("i", "f", "b", "type"):
+        return getattr(value, which)
+    return object()  # shapes, tensors, funcs: never a TF-only default here
+
+
+# -- parsing ---------------------------------------------------------------------------
+
+
+def parse_graph_def(graph_def: Any) -> Any:
+    """A tensorboard GraphDef from a GraphDef (tensorboard's or TensorFlow's), bytes or a path.
+
+    Paths ending in ``.pbtxt`` (or ``.txt``) are read as text format, others as binary.
+    Malformed input is an InvalidArgumentError.
+    """
+    p = _protos()
+    if isinstance(graph_def, p.graph_pb2.GraphDef):
+        return graph_def
+    text = False
+    if isinstance(graph_def, str | os.PathLike):
+        path = Path(graph_def)
+        try:
+            data: bytes = path.read_bytes()
+        except OSError as e:
+            raise errors.NotFoundError(f"cannot read GraphDef file {path}: {e.strerror}") from None
+        text = path.suffix.lower() in (".pbtxt", ".txt")
+    elif isinstance(graph_def, bytes | bytearray | memoryview):
+        data = bytes(graph_def)
+    elif hasattr(graph_def, "SerializeToString"):
+        data = graph_def.SerializeToString()
+    else:
+        raise TypeError(
+            "graph_def must be a GraphDef, its serialized bytes or a path to a .pb/.pbtxt "
+            f"file, got {type(graph_def).__name__}"
+        )
+    gd = p.graph_pb2.GraphDef()
+    try:
+        if text:
+            from google.protobuf import text_format
+
+            text_format.Parse(data.decode("utf-8"), gd)
+        else:
+            gd.ParseFromString(data)
+    except Exception as e:  # DecodeError, ParseError, UnicodeDecodeError, RuntimeWarning...
+        kind = "text" if text else "binary"
+        raise errors.InvalidArgumentError(
+            f"not a valid {kind} GraphDef ({type(e).__name__}: {e})"
+        ) from None
+    return gd
+
+
+def _unsupported_reason(op: str) -> str | None:
+    if op in CONTROL_FLOW_OPS or op.startswith("TensorList"):
+        return "control flow (unroll loops; see docs/tensorflow.md)"
+    if op not in OPS or op.startswith("_"):
+        return "not implemented in minigraph"
+    return None
+
+
+def op_support(graph_def: Any) -> list[tuple[str, int, bool, str]]:
+    """(op type, node count, supported, first node name) per op type, in first-use order."""
+    gd = parse_graph_def(graph_def)
+    rows: dict[str, list[Any]] = {}
+    for node in gd.node:
+        ok = _unsupported_reason(node.op) is None
+        row = rows.setdefault(node.op, [node.op, 0, ok, node.name])
+        row[1] += 1
+    return [tuple(r) for r in rows.values()]  # type: ignore[misc]
+
+
+def _check_supported(gd: Any) -> None:
+    missing = [r for r in op_support(gd) if not r[2]]
+    if not missing:
+        return
+    parts = [f"{op} (e.g. node '{node}'; {_unsupported_reason(op)})" for op, _, _, node in missing]
+    raise errors.UnimplementedError(
+        f"GraphDef uses {len(missing)} op type(s) that minigraph cannot run: " + ", ".join(parts),
+        missing[0][3],
+        missing[0][0],
+    )
+
+
+def _split_input(ref: str) -> tuple[str, int, bool]:
+    """(node, output index, is control) of a NodeDef input string."""
+    if ref.startswith("^"):
+        return ref[1:], -1, True
+    name, sep, index = ref.rpartition(":")
+    if sep and index.isdigit() and index.isascii():
+        return name, int(index), False
+    return ref, 0, False
+
+
+def _topological(gd: Any, mapped: set[str]) -> list[Any]:
+    """The GraphDef's nodes, inputs first (stable); a missing input or a cycle is an error."""
+    by_name: dict[str, Any] = {}
+    for node in gd.node:
+        fail = _Fail(node.name, node.op)
+        if not node.name or node.name.startswith("/") or any(c in node.name for c in ":^"):
+            fail(f"invalid node name {node.name!r}")
+        if node.name in by_name:
+            fail("duplicate node name")
+        by_name[node.name] = node
+    waiting: dict[str, int] = {}
+    users: dict[str, list[str]] = {n: [] for n in by_name}
+    for node in gd.node:
+        deps = set()
+        for ref in node.input:
+            src, index, control = _split_input(ref)
+            key = f"^{src}" if control else f"{src}:{index}"
+            if key in mapped:
+                continue
+            if src not in by_name:
+                _Fail(node.name, node.op)(f"input '{ref}' names no node of the GraphDef")
+            deps.add(src)
+        waiting[node.name] = len(deps)
+        for src in deps:
+            users[src].append(node.name)
+    ready = [n for n in by_name if waiting[n] == 0]
+    order: list[Any] = []
+    while ready:
+        name = ready.pop(0) if len(ready) < 64 else ready.pop()
+        order.append(by_name[name])
+        for user in users[name]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) < len(by_name):
+        import networkx as nx
+
+        stuck = [n for n in by_name if waiting[n] > 0]  # GraphDef order: a stable message
+        g = nx.DiGraph()
+        g.add_nodes_from(stuck)
+        for n in stuck:
+            for ref in by_name[n].input:
+                src = _split_input(ref)[0]
+                if waiting.get(src, 0) > 0:
+                    g.add_edge(src, n)
+        cycle = [u for u, _ in nx.find_cycle(g, source=stuck[0])]
+        first = by_name[cycle[0]]
+        _Fail(first.name, first.op)("the GraphDef has a cycle: " + " -> ".join(cycle + [cycle[0]]))
+    return order
+
+
+# -- import ----------------------------------------------------------------------------
+
+
+def import_graph_def(
+    graph_def: Any,
+    input_map: Mapping[str, Any] | None = None,
+    return_elements: Sequence[str] | None = None,
+    name: str | None = None,
+    op_dict: Any = None,
+    producer_op_list: Any = None,
+) -> list[Any] | None:
+    """Import a TensorFlow GraphDef into the default graph, as ``tf.graph_util.import_graph_def``.
+
+    Args:
+        graph_def: a GraphDef (tensorboard's or TensorFlow's), its serialized bytes, or a
+            path to a ``.pb`` (binary) or ``.pbtxt`` (text) file.
+        input_map: GraphDef tensor names (``"x:0"``, ``"x"`` for ``"x:0"``, ``"^x"`` for a
+            control input) -> Outputs (or Operations for ``^`` names) of the default graph
+            that replace them.
+        return_elements: names in the GraphDef to return: ``"y:0"`` gives an Output,
+            ``"y"`` an Operation.
+        name: prefix of the imported names (default ``"import"``, made unique); ``""``
+            imports with TensorFlow's names as they are.
+        op_dict, producer_op_list: accepted for TensorFlow's signature; unused.
+
+    Returns:
+        The list of ``return_elements``, or None when none were asked for.
+
+    Raises:
+        UnimplementedError: listing every op type minigraph lacks, before anything is added.
+        InvalidArgumentError: a malformed GraphDef, naming the node; the graph is unchanged.
+    """
+    from .scope import Scope, current_scope
+    from .wrappers import as_output, check_attrs, convert_inputs
+
+    del op_dict, producer_op_list
+    p = _protos()
+    gd = parse_graph_def(graph_def)
+    scope = current_scope()
+    graph = scope.graph
+
+    mapping: dict[str, Any] = {}
+    for key, value in (input_map or {}).items():
+        if not isinstance(key, str):
+            raise TypeError(f"input_map keys must be tensor names, got {key!r}")
+        if key.startswith("^"):
+            node = getattr(value, "node", None)
+            if not isinstance(value, Operation) or node is None:
+                raise TypeError(f"input_map[{key!r}] must be an Operation, got {value!r}")
+            mapping[key] = value.node
+        else:
+            src, index, _ = _split_input(key)
+            out = as_output(value)
+            if out is None:
+                raise TypeError(f"input_map[{key!r}] must be an Output, got {value!r}")
+            if out.graph is not graph:
+                raise errors.InvalidArgumentError(
+                    f"input_map[{key!r}] ({out.name}) is not in the default graph"
+                )
+            mapping[f"{src}:{index}"] = out
+
+    _check_supported(gd)
+    order = _topological(gd, set(mapping))
+    names = {n.name for n in gd.node}
+    used = {
+        (lambda s: f"^{s[0]}" if s[2] else f"{s[0]}:{s[1]}")(_split_input(ref))
+        for n in gd.node
+        for ref in n.input
+    }
+    unused = sorted(set(mapping) - used)
+    if unused:
+        raise errors.InvalidArgumentError(
+            f"Attempted to map inputs that were not found in graph_def: {unused}"
+        )
+    for ref in return_elements or ():
+        if _split_input(ref)[0] not in names or ref.startswith("^"):
+            raise errors.InvalidArgumentError(
+                f"Requested return_element {ref!r} not found in graph_def."
+            )
+
+    if name is None:
+        name = "import"
+    with graph._undo_on_error():
+        if name:
+            prefix = scope.new_sub_scope(name).prefix
+        else:
+            prefix = scope.prefix
+        full = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
+        for node in order:
+            _import_node(p, graph, node, full, mapping, scope, Scope, convert_inputs, check_attrs)
+
+    if return_elements is None:
+        return None
+    results: list[Any] = []
+    for ref in return_elements:
+        if ":" in ref:
+            src, index, _ = _split_input(ref)
+            results.append(graph.get_tensor_by_name(f"{full(src)}:{index}"))
+        else:
+            results.append(graph.get_operation_by_name(full(ref)))
+    return results
+
+
+def _import_node(
+    p: Any,
+    graph: Graph,
+    nd: Any,
+    full: Any,
+    mapping: dict[str, Any],
+    scope: Any,
+    scope_cls: Any,
+    convert_inputs: Any,
+    check_attrs: Any,
+) -> None:
+    op_def = OPS[nd.op]
+    name = full(nd.name)
+    fail = _Fail(name, nd.op)
+    if name in graph:
+        fail(f"a node named '{name}' is already in the graph", errors.InvalidArgumentError)
+    known = {a.name: a for a in op_def.attrs}
+    attrs: dict[str, Any] = {}
+    for key in sorted(nd.attr):
+        value = nd.attr[key]
+        if key.startswith("_"):
+            continue
+        if key in known:
+            attrs[key] = _attr_from_proto(p, known[key], value, fail)
+            continue
+        if _attr_value_kind(value) == "func":
+            fail(f"attr '{key}' is a function (AttrValue.func); minigraph runs no functions")
+        default = TF_ONLY_ATTR_DEFAULTS.get(key, _MISSING)
+        got = _generic_attr(p, value)
+        if default is _MISSING or got != default:
+            fail(
+                f"{nd.op} has no attr named '{key}' in minigraph (only TensorFlow's default "
+                f"{'is' if default is _MISSING else repr(default) + ' is'} accepted), "
+                f"got {got!r}"
+            )
+    try:
+        parse_device(nd.device)
+    except errors.OpError as e:
+        fail(f"device {nd.device!r}: {e.message}")
+    device = nd.device
+    if not device and scope.device_spec.to_string():
+        device = scope.device_spec.to_string()
+
+    data: list[Output] = []
+    # As TF: the import's control dependencies go to the nodes with no inputs of their own.
+    control: list[Any] = [] if len(nd.input) else list(scope.control_deps)
+    for ref in nd.input:
+        src, index, is_control = _split_input(ref)
+        if is_control:
+            node = mapping.get(f"^{src}")
+            if node is None:
+                node = graph.node(full(src))
+            if node not in control:
+                control.append(node)
+            continue
+        out = mapping.get(f"{src}:{index}")
+        if out is None:
+            src_node = graph.node(full(src))
+            if index >= src_node.num_outputs:
+                fail(
+                    f"input '{ref}': node '{src}' has {src_node.num_outputs} outputs, "
+                    f"there is no output {index}"
+                )
+            out = Output(Operation(src_node), index)
+        data.append(out)
+
+    grouped: list[Any] = []
+    it = iter(data)
+    for arg in op_def.inputs:
+        if arg.is_list:
+            n = attrs.get(arg.number_attr or "")
+            if not isinstance(n, int) or n < 0:
+                fail(f"list input '{arg.name}' needs the int attr '{arg.number_attr}'")
+            grouped.append([next(it, None) for _ in range(n)])  # type: ignore[arg-type]
+        else:
+            grouped.append(next(it, None))
+    flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]
+    extra = next(it, None)
+    if None in flat or extra is not None:
+        fail(f"{nd.op} takes {len(flat)} data inputs here, the NodeDef lists {len(data)}")
+
+    graph.unique_name(name)  # reserve it, as a builder would
+    inferred_keys = op_def.inferred_attrs()
+    inferred = {k: v for k, v in attrs.items() if k not in inferred_keys}
+    converted = convert_inputs(op_def, name, scope_cls(graph), grouped, inferred)
+    for key in inferred_keys:
+        if key in attrs and attrs[key] != inferred[key]:
+            fail(f"attr '{key}' is {attrs[key]} but the inputs give {inferred[key]}")
+    final = check_attrs(op_def, name, inferred)
+    if nd.op == "Const" and final["dtype"] != dtypes.as_dtype(final["value"].dtype):
+        fail(f"Const dtype {final['dtype'].name} does not match its value's {final['value'].dtype}")
+    graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+
+
+_MISSING = object()
+
+
+# -- export ----------------------------------------------------------------------------
+
+
+def _shape_to_proto(p: Any, shape: Any) -> Any:
+    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+    proto = p.tensor_shape_pb2.TensorShapeProto()
+    if shape.dims is None:
+        proto.unknown_rank = True
+    else:
+        for d in shape.dims:
+            proto.dim.add(size=-1 if d is None else int(d))
+    return proto
+
+
+def tensor_to_proto(p: Any, value: np.ndarray) -> Any:
+    """A TensorProto of ``value``: dtype, shape and little-endian ``tensor_content``."""
+    arr = np.asarray(value)
+    dt = dtypes.as_dtype(arr.dtype)
+    proto = p.tensor_pb2.TensorProto(dtype=_dtype_to_enum(p, dt))
+    proto.tensor_shape.CopyFrom(_shape_to_proto(p, list(arr.shape)))
+    little = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False)
+    proto.tensor_content = little.tobytes()
+    return proto
+
+
+def _attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
+    av = p.attr_value_pb2.AttrValue()
+    if a.kind == "type":
+        av.type = _dtype_to_enum(p, value)
+    elif a.kind == "int":
+        av.i = int(value)
+    elif a.kind == "float":
+        av.f = float(value)
+    elif a.kind == "bool":
+        av.b = bool(value)
+    elif a.kind == "string":
+        av.s = str(value).encode("utf-8")
+    elif a.kind == "shape":
+        av.shape.CopyFrom(_shape_to_proto(p, value))
+    elif a.kind == "tensor":
+        av.tensor.CopyFrom(tensor_to_proto(p, value))
+    elif a.kind == "list(int)":
+        av.list.SetInParent()
+        av.list.i.extend(int(v) for v in value)
+    else:  # pragma: no cover - a new attr kind must be added here
+        raise errors.UnimplementedError(f"cannot export attr kind {a.kind!r}")
+    return av
+
+
+def as_graph_def(graph: Graph) -> Any:
+    """The graph as a tensorboard GraphDef that TensorFlow imports and runs.
+
+    Every node keeps its name, op type, device, data inputs (``"x"`` for ``x:0``,
+    ``"x:1"``), control inputs (``"^x"``) and declared attrs, written with TensorFlow's
+    AttrValue types; tensors go in ``tensor_content``. ``versions.producer`` is
+    :data:`GRAPH_DEF_VERSION` (TensorFlow 2.21's).
+    """
+    p = _protos()
+    gd = p.graph_pb2.GraphDef()
+    gd.versions.producer = GRAPH_DEF_VERSION
+    for node in graph.nodes():
+        if node.type_string.startswith("_"):
+            raise errors.UnimplementedError(
+                f"op {node.type_string} exists only in minigraph; TensorFlow cannot run it",
+                node.name,
+                node.type_string,
+            )
+        nd = gd.node.add(name=node.name, op=node.type_string, device=node.requested_device)
+        for x in node.inputs:
+            nd.input.append(x.node.name if x.index == 0 else x.name)
+        nd.input.extend(f"^{c.name}" for c in node.control_inputs)
+        for a in node.op_def.attrs:
+            nd.attr[a.name].CopyFrom(_attr_to_proto(p, a, node.attrs[a.name]))
+    return gd
+
+
+def write_graph(
+    graph_or_graph_def: Any, logdir: str | os.PathLike, name: str, as_text: bool = False
+) -> str:
+    """Write a Graph (or GraphDef) to ``logdir/name``, as ``tf.io.write_graph``; return the path.
+
+    ``as_text=True`` writes protobuf text format (``.pbtxt``), else binary (``.pb``).
+    ``logdir`` is created if needed.
+    """
+    gd = (
+        as_graph_def(graph_or_graph_def)
+        if isinstance(graph_or_graph_def, Graph)
+        else parse_graph_def(graph_or_graph_def)
+    )
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(os.fspath(logdir), name)
+    if as_text:
+        from google.protobuf import text_format
+
+        Path(path).write_text(text_format.MessageToString(gd))
+    else:
+        Path(path).write_bytes(gd.SerializeToString())
+    return path
