@@ -18,6 +18,7 @@ and ``<i>/out/<k>``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -50,23 +51,38 @@ def _attr_to_tf(tf: Any, value: Any) -> Any:
     return value
 
 
+def _input_names(tf: Any, op: str) -> dict[str, str]:
+    """``tf.raw_ops`` argument name -> the OpDef's input name (an api_def may rename an input,
+    as Sum's ``reduction_indices`` is ``axis`` there); inputs come first, in OpDef order."""
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(op)
+    params = [n for n in inspect.signature(getattr(tf.raw_ops, op)).parameters if n != "name"]
+    return dict(zip(params, [a.name for a in op_def.input_arg]))
+
+
 def run_family(tf: Any, family: str) -> None:
     cases = importlib.import_module(f"cases_{family}").CASES
     arrays: dict[str, np.ndarray] = {}
     meta = []
     for i, c in enumerate(cases):
         inputs, attrs, tf_args = {}, {}, {}
+        names = _input_names(tf, c["op"])
         for key, value in c["args"].items():
             if is_input(value):
+                tf_args[key] = (
+                    [tf.constant(np.asarray(v)) for v in value]
+                    if isinstance(value, list)
+                    else tf.constant(np.asarray(value))
+                )
+                key = names.get(key, key)  # recorded under the OpDef's name, as minigraph's
                 if isinstance(value, list):
                     inputs[key] = len(value)
                     for k, v in enumerate(value):
                         arrays[f"{i}/in/{key}/{k}"] = np.asarray(v)
-                    tf_args[key] = [tf.constant(np.asarray(v)) for v in value]
                 else:
                     inputs[key] = None
                     arrays[f"{i}/in/{key}"] = np.asarray(value)
-                    tf_args[key] = tf.constant(np.asarray(value))
             else:
                 attrs[key] = _attr_to_json(value)
                 tf_args[key] = _attr_to_tf(tf, value)

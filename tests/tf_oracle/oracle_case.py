@@ -5,14 +5,14 @@ A family's cases live in ``cases_<family>.py`` as a list ``CASES`` of :func:`cas
     from oracle_case import case
 
     CASES = [
-        case("Sum", input=np.arange(6.0).reshape(2, 3), reduction_indices=np.int32(1),
-             keep_dims=True),
+        case("Sum", input=np.arange(6.0).reshape(2, 3), axis=np.int32(1), keep_dims=True),
         case("Cast", x=np.array([1.7, -1.7]), DstT=np.int32),
         case("FloorMod", x=np.array([1], np.int32), y=np.array([0], np.int32)),  # TF's error
         case("ConcatV2", values=[np.ones((1, 2)), np.zeros((1, 2))], axis=np.int32(0)),
     ]
 
-Keyword arguments use TensorFlow's argument names, exactly as ``tf.raw_ops.<op>`` takes them.
+Keyword arguments use TensorFlow's argument names, exactly as ``tf.raw_ops.<op>`` takes them
+(the fixture records inputs under the OpDef's names, which minigraph declares).
 NumPy arrays and NumPy scalars are inputs; a list of arrays is a list input (``N * T``);
 everything else is an attr: Python ints, floats, bools, strings, lists of them, and dtypes
 (a NumPy dtype or scalar type, such as ``np.int32``). Type attrs that TensorFlow infers from
