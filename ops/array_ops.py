@@ -1,4 +1,5 @@
-"""Array ops: constants, placeholders, identity, fills, ranges and casts.
+"""Array ops: Const, Placeholder, Identity, IdentityN, StopGradient, PreventGradient,
+Snapshot, NoOp, Fill, ZerosLike, OnesLike, Range and Cast.
 
 Each op stands in one block: declaration, shape function, kernel, builder.
 """
@@ -13,8 +14,8 @@ from minigraph import dtypes, errors
 from minigraph.dtypes import DType
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
-from minigraph.kernel import KernelContext
-from minigraph.ops.common import INDEX_TYPES, host_array, same_shape
+from minigraph.kernel import KernelContext, check_output_size
+from minigraph.ops.common import INDEX_TYPES, host_array, same_shape, shape_str
 from minigraph.registry import define_op, register_kernel
 from minigraph.scope import current_scope
 from minigraph.shapes import TensorShape, as_shape, unknown_shape, with_rank
@@ -39,6 +40,9 @@ BUILDERS = (
     "ones_like",
     "range",
     "cast",
+    "identity_n",
+    "stop_gradient",
+    "no_op",
 )
 
 
@@ -100,11 +104,23 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """
     scope = current_scope().with_op_name(name)
     want = None if dtype is None else dtypes.as_dtype(dtype)
+    dims = None if shape is None else as_shape(shape).check_valid()
+    if dims is not None and not dims.is_fully_defined():
+        raise ValueError(f"constant's shape must be fully defined, got {dims}")
     try:
         arr = to_numpy(value, want)
-        if shape is not None:
-            dims = [int(d) for d in shape]
-            arr = np.broadcast_to(arr, dims) if arr.size == 1 else arr.reshape(dims)
+        if dims is not None:
+            shape_list = dims.as_list()
+            if arr.size == 1:
+                check_output_size(shape_list, arr.itemsize, scope.unique_op_name(name), "Const")
+                arr = np.broadcast_to(arr.reshape(()), shape_list)
+            elif arr.size != dims.num_elements():
+                raise ValueError(
+                    f"Expected Tensor's shape: {dims}, but got {arr.size} elements for shape "
+                    f"{list(arr.shape)}"
+                )
+            else:
+                arr = arr.reshape(shape_list)
     except (TypeError, ValueError) as e:
         raise errors.InvalidArgumentError(str(e), scope.unique_op_name(name), "Const") from None
     return const_node(scope, arr)
@@ -272,26 +288,47 @@ def ones_like(tensor: Any, dtype: Any = None, name: str | None = None) -> Output
 # -- Range ---------------------------------------------------------------------------------
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _range_count(fail: Any, start: Any, limit: Any, delta: Any) -> int:
+    """TensorFlow's checks and element count (NaN fails the order checks, as there)."""
     if delta == 0:
         fail(f"Requires delta != 0: {delta}")
-    if delta > 0 and start > limit:
-        fail(f"Requires start <= limit when delta > 0: {start}/{limit}")
-    if delta < 0 and start < limit:
+    if delta > 0:
+        if not start <= limit:
+            fail(f"Requires start <= limit when delta > 0: {start}/{limit}")
+    elif not start >= limit:
         fail(f"Requires start >= limit when delta < 0: {start}/{limit}")
-    return int(np.ceil(abs((limit - start) / delta)))
+    if all(isinstance(v, int) for v in (start, limit, delta)):
+        return -(-abs(limit - start) // abs(delta))  # exact in Python ints
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        size = np.ceil(np.abs((np.float64(limit) - np.float64(start)) / np.float64(delta)))
+    if not size <= _INT64_MAX:  # inf (an infinite bound) or past int64
+        fail(f"Requires ((limit - start) / delta) <= {_INT64_MAX}")
+    return int(size)
+
+
+def _range_scalars(fail: Any, values: Any) -> list[Any]:
+    """start, limit and delta as Python numbers; each must be a scalar."""
+    out = []
+    for what, v in zip(("start", "limit", "delta"), values):
+        if v.ndim != 0:
+            fail(f"{what} must be a scalar, not shape {shape_str(v.shape)}")
+        out.append(v.item())
+    return out
 
 
 def _range_shape(
     c: InferenceContext, start: TensorSpec, limit: TensorSpec, delta: TensorSpec
 ) -> TensorShape:
-    for s in (start, limit, delta):
-        with_rank(s.shape, 0)
+    for what, s in zip(("start", "limit", "delta"), (start, limit, delta)):
+        if s.shape.rank is not None and s.shape.rank != 0:
+            c.fail(f"{what} must be a scalar, not shape {s.shape}")
     if any(s.value is None for s in (start, limit, delta)):
         return unknown_shape(1)
-    return TensorShape(
-        [_range_count(c.fail, start.value.item(), limit.value.item(), delta.value.item())]
-    )
+    values = _range_scalars(c.fail, [start.value, limit.value, delta.value])
+    return TensorShape([_range_count(c.fail, *values)])
 
 
 RANGE = define_op(
@@ -307,13 +344,17 @@ RANGE = define_op(
 
 @register_kernel("Range", "CPU", "GPU")
 def _range_kernel(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any:
-    s, lim, d = (host_array(ctx, v).item() for v in (start, limit, delta))
+    s, lim, d = _range_scalars(ctx.fail, [host_array(ctx, v) for v in (start, limit, delta)])
     n = _range_count(ctx.fail, s, lim, d)
     dtype = ctx.attrs["Tidx"].np
     ctx.check_size([n], dtype)
-    if dtype.kind in "iu":  # exact in one pass
-        return ctx.xp.arange(s, s + n * d, d, dtype=dtype)
-    return (s + ctx.xp.arange(n, dtype=dtype) * d).astype(dtype)  # start + i * delta, as TF
+    out = ctx.xp.arange(n, dtype=dtype)
+    if dtype.kind in "iu":
+        # start + i * delta: a product may wrap where the sum does not; the sum is exact.
+        out *= dtype.type(d)
+        out += dtype.type(s)
+        return out
+    return (s + out * d).astype(dtype)  # start + i * delta, as TF
 
 
 Range = make_wrapper_class(RANGE)
@@ -327,20 +368,48 @@ def range(
     dtype: Any = None,  # noqa: A001
     name: str = "range",
 ) -> Output:
-    """``[start, start + delta, ...)`` below ``limit``; ``range(n)`` counts from 0, as tf.range."""
+    """``[start, start + delta, ...)`` below ``limit``; ``range(n)`` counts from 0, as tf.range.
+
+    Without ``dtype``, the widest of the arguments' dtypes in int32 < int64 < float32 <
+    float64 (a Python int is int32, int64 when it does not fit; a float is float32; a
+    NumPy scalar keeps its dtype), as TensorFlow; tensors of another dtype are cast.
+    """
     if limit is None:
         start, limit = 0, start
     values = [start, limit, delta]
     if dtype is None:
-        known = [as_output(v).dtype for v in values if as_output(v) is not None]
-        floats = any(
-            isinstance(v, float) or (isinstance(v, np.ndarray | np.generic) and v.dtype.kind == "f")
-            for v in values
-        )
-        dtype = known[0] if known else (dtypes.float32 if floats else dtypes.int32)
-    dt = dtypes.as_dtype(dtype)
-    values = [v if as_output(v) is not None else to_numpy(v, dt) for v in values]
-    return _range(*values, name=name)
+        found = [_range_dtype(v) for v in values]
+        odd = [d for d in found if d not in _RANGE_HIERARCHY]
+        dt = odd[0] if odd else max(found, key=_RANGE_HIERARCHY.index)
+    else:
+        dt = dtypes.as_dtype(dtype)
+    converted = []
+    for v in values:
+        out = as_output(v)
+        if out is None:
+            converted.append(to_numpy(v, dt))
+        elif out.dtype != dt and dt in _RANGE_HIERARCHY and out.dtype in _RANGE_HIERARCHY:
+            converted.append(cast(out, dt))
+        else:
+            converted.append(out)
+    return _range(*converted, name=name)
+
+
+_RANGE_HIERARCHY = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64]
+
+
+def _range_dtype(value: Any) -> DType:
+    """The dtype TensorFlow gives a range argument on its own."""
+    out = as_output(value)
+    if out is not None:
+        return out.dtype
+    if isinstance(value, np.ndarray | np.generic):
+        return dtypes.as_dtype(value.dtype)
+    if isinstance(value, bool):
+        raise TypeError(f"range arguments must be numbers, got {value!r}")
+    if isinstance(value, float):
+        return dtypes.float32
+    return dtypes.as_dtype(to_numpy(value).dtype)  # int32, int64 if needed; or why not
 
 
 # -- Cast ------------------------------------------------------------------------------------
@@ -352,14 +421,46 @@ CAST = define_op(
     outputs=["y: DstT"],
     attrs=["SrcT: type", "DstT: type", "Truncate: bool = False"],
     shape_fn=same_shape,
-    doc="Converts ``x`` to ``DstT`` (floats to ints truncate toward zero).",
+    doc="Converts ``x`` to ``DstT`` (floats to ints truncate toward zero). With "
+    "``Truncate=True``, a float narrowed to a float with a shorter mantissa is rounded "
+    "toward zero (the dropped mantissa bits are zeroed first), as TensorFlow does; "
+    "otherwise it is rounded to nearest.",
 )
 
 
 @register_kernel("Cast", "CPU", "GPU")
 def _cast_kernel(ctx: KernelContext, x: Any) -> Any:
+    dst = ctx.attrs["DstT"].np
+    if ctx.attrs["Truncate"]:
+        x = _truncate_mantissa(ctx.xp, x, dst)
     with np.errstate(invalid="ignore", over="ignore"):
-        return x.astype(ctx.attrs["DstT"].np)
+        return x.astype(dst)
+
+
+# Mantissa bits of each float kind (a complex dtype's parts count as its float).
+_MANTISSA_BITS = {2: 10, 4: 23, 8: 52}
+
+
+def _truncate_mantissa(xp: Any, x: Any, dst: np.dtype) -> Any:
+    """``Truncate=True`` as TensorFlow's LSBZeroSetter: a float cast to a float type with a
+    shorter mantissa first zeroes the mantissa bits the target lacks (rounding toward zero
+    instead of to nearest); NaN stays NaN. Other casts are unchanged."""
+    if x.dtype.kind not in "fc" or dst.kind not in "fc":
+        return x
+    part = x.real.dtype if x.dtype.kind == "c" else x.dtype
+    dst_part = np.dtype(dst).type(0).real.dtype
+    drop = _MANTISSA_BITS[part.itemsize] - _MANTISSA_BITS[dst_part.itemsize]
+    if drop <= 0:
+        return x
+    uint = np.dtype(f"u{part.itemsize}")
+    mask = uint.type(~np.uint64((1 << drop) - 1) & np.uint64(np.iinfo(uint).max))
+    if x.dtype.kind == "c":
+        re = _truncate_mantissa(xp, x.real.copy(), dst_part)
+        im = _truncate_mantissa(xp, x.imag.copy(), dst_part)
+        return re + 1j * im.astype(x.dtype)
+    bits = (x if x.flags.c_contiguous else x.copy()).view(uint)  # view: C order only
+    cut = (bits & mask).view(part)
+    return xp.where(xp.isnan(x), x, cut)
 
 
 Cast = make_wrapper_class(CAST)
@@ -368,9 +469,121 @@ _cast = make_builder(CAST, "cast")
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Output:
     """``x`` converted to ``dtype``; ``x`` itself when it already has that dtype."""
+    if dtype is None:
+        raise TypeError("Expected DataType for argument 'dtype' not None.")
     dt: DType = dtypes.as_dtype(dtype)
     out = convert_to_output(x)
     return out if out.dtype == dt else _cast(out, DstT=dt, name=name or "Cast")
+
+
+# -- IdentityN, StopGradient, PreventGradient, Snapshot, NoOp ------------------------------
+
+
+def _identity_n_shape(c: InferenceContext, xs: list[TensorSpec]) -> list[TensorShape]:
+    return [x.shape for x in xs]
+
+
+IDENTITY_N = define_op(
+    "IdentityN",
+    inputs=["input: N * T"],
+    outputs=["output: N * T"],
+    attrs=["N: int >= 1", "T: type"],
+    shape_fn=_identity_n_shape,
+    doc="Returns its list of inputs unchanged. (TensorFlow's ``T`` is a list of types; "
+    "here the inputs share one dtype.)",
+)
+
+
+@register_kernel("IdentityN", "CPU", "GPU")
+def _identity_n_kernel(ctx: KernelContext, xs: list[Any]) -> list[Any]:
+    # Copies: the plan knows an op's outputs as views of its input 0 only (aliases_input),
+    # so returning any input as it is would let a later consumer overwrite it in place.
+    return [x.copy() for x in xs]
+
+
+IdentityN = make_wrapper_class(IDENTITY_N)
+_identity_n = make_builder(IDENTITY_N, "identity_n")
+
+
+def identity_n(input: Any, name: str | None = None) -> list[Output]:  # noqa: A002
+    """Each of a list of tensors, unchanged, as ``tf.identity_n``."""
+    return _identity_n(list(input), name=name or "IdentityN")
+
+
+def _identity_like(op_type: str, attrs: list[str], doc: str, copy: bool) -> Any:
+    """An op whose output is its input (``copy``: a new buffer holding the same values)."""
+    op_def = define_op(
+        op_type,
+        inputs=["input: T"],
+        outputs=["output: T"],
+        attrs=["T: type", *attrs],
+        shape_fn=same_shape,
+        aliases_input=not copy,
+        doc=doc,
+    )
+
+    def kernel(ctx: KernelContext, x: Any) -> Any:
+        return x.copy() if copy else x
+
+    register_kernel(op_type, "CPU", "GPU")(kernel)
+    return make_wrapper_class(op_def), make_builder(op_def)
+
+
+StopGradient, _stop_gradient = _identity_like(
+    "StopGradient",
+    [],
+    "Returns its input; gradients do not flow through it (minigraph has no gradients yet).",
+    copy=False,
+)
+PreventGradient, _prevent_gradient = _identity_like(
+    "PreventGradient",
+    ["message: string = ''"],
+    "Returns its input; taking its gradient is an error carrying ``message``.",
+    copy=False,
+)
+Snapshot, _snapshot = _identity_like(
+    "Snapshot", [], "A copy of its input (a new buffer with the same values).", copy=True
+)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Output:  # noqa: A002
+    """Returns ``input`` unchanged, as ``tf.stop_gradient``."""
+    return _stop_gradient(input, name=name or "StopGradient")
+
+
+def _no_op_shape(c: InferenceContext) -> list[TensorShape]:
+    return []
+
+
+NO_OP = define_op(
+    "NoOp",
+    shape_fn=_no_op_shape,
+    doc="Does nothing; a node to hang control dependencies on, run for its effect.",
+)
+
+
+@register_kernel("NoOp", "CPU", "GPU")
+def _no_op_kernel(ctx: KernelContext) -> tuple[()]:
+    return ()
+
+
+NoOp = make_wrapper_class(NO_OP)
+
+
+def no_op(name: str | None = None) -> Any:
+    """A node that does nothing, as ``tf.no_op``; returns its Operation.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     x = mg.constant(1)
+    ...     with mg.control_dependencies([x]):
+    ...         done = mg.no_op(name="done")
+    >>> done.type, mg.Session(g).run(done) is None
+    ('NoOp', True)
+    """
+    scope = current_scope().with_op_name(name or "NoOp")
+    return apply_op("NoOp", scope, [], {})
 
 
 __all__ = [
@@ -382,5 +595,10 @@ __all__ = [
     "OnesLike",
     "Range",
     "Cast",
+    "IdentityN",
+    "StopGradient",
+    "PreventGradient",
+    "Snapshot",
+    "NoOp",
     *BUILDERS,
 ]

@@ -1,10 +1,12 @@
-"""Shape ops: Shape, Size, Rank, Reshape and Transpose.
+"""Shape ops: Shape, Size, Rank, Reshape, Transpose, Slice, ExpandDims, Squeeze and
+BroadcastTo.
 
 Each op stands in one block: declaration, shape function, kernel, builder.
 """
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -15,10 +17,43 @@ from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import range
 from minigraph.ops.common import INDEX_TYPES, host_array
 from minigraph.registry import define_op, register_kernel
-from minigraph.shapes import TensorShape, unknown_shape, with_rank
-from minigraph.wrappers import convert_to_output, make_builder, make_wrapper_class
+from minigraph.shapes import (
+    TensorShape,
+    unknown_shape,
+    with_rank,
+    with_rank_at_most,
+)
+from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
-BUILDERS = ("shape", "size", "rank", "reshape", "transpose")
+BUILDERS = (
+    "shape",
+    "size",
+    "rank",
+    "reshape",
+    "transpose",
+    "slice",
+    "expand_dims",
+    "squeeze",
+    "broadcast_to",
+)
+
+
+def index_value(value: Any) -> Any:
+    """Shape-like Python data (a list of dims, axes, paddings) as an int32 array (int64 when
+    a value needs it), as TensorFlow converts it; Outputs and NumPy arrays pass unchanged.
+    An empty list is an int32 vector (not float32, as a bare conversion would give)."""
+    if isinstance(value, np.ndarray | np.generic) or as_output(value) is not None:
+        return value
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        return value  # ragged: let the builder report it
+    if arr.size == 0 and arr.dtype.kind == "f":
+        return arr.astype(np.int32)
+    if arr.dtype.kind in "iu":
+        big = arr.size and (arr.min() < -(2**31) or arr.max() >= 2**31)
+        return arr.astype(np.int64 if big else np.int32)
+    return value
 
 
 # -- Shape, Size, Rank -------------------------------------------------------------
@@ -223,4 +258,324 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Output:
     return _transpose(x, perm, name=name)
 
 
-__all__ = ["Shape", "Size", "Rank", "Reshape", "Transpose", *BUILDERS]
+# -- Slice -------------------------------------------------------------------------------
+
+
+def _slice_bounds(fail: Any, dims: tuple, begin: list[int], size: list[int]) -> list[int | None]:
+    """Slice's checks, in TensorFlow's order; the output dims (None where unknown)."""
+    out: list[int | None] = []
+    for i, (d, b, s) in enumerate(zip(dims, begin, size)):
+        if d is None:
+            out.append(None if s < 0 else s)  # a bad size waits for the kernel
+            continue
+        if s == -1:
+            s = d - b
+        if not 0 <= b <= d:
+            fail(f"Expected begin[{i}] in [0, {d}], but got {b}")
+        if not 0 <= s <= d - b:
+            fail(f"Expected size[{i}] in [0, {d - b}], but got {s}")
+        out.append(s)
+    return out
+
+
+def _slice_lengths_fail(fail: Any, rank: int, nb: int, ns: int) -> None:
+    fail(
+        f"Expected begin and size arguments to be 1-D tensors of size {rank}, but got "
+        f"shapes [{nb}] and [{ns}] instead."
+    )
+
+
+def _slice_shape(
+    c: InferenceContext, x: TensorSpec, begin: TensorSpec, size: TensorSpec
+) -> TensorShape:
+    b_shape, s_shape = with_rank(begin.shape, 1), with_rank(size.shape, 1)
+    rank = x.shape.rank
+    n = b_shape[0] if b_shape[0] is not None else s_shape[0]
+    if rank is None:
+        rank = n
+    if rank is None:
+        return unknown_shape()
+    for m in (b_shape[0], s_shape[0]):
+        if m is not None and m != rank:
+            _slice_lengths_fail(c.fail, rank, b_shape[0], s_shape[0])
+    dims = x.shape.dims if x.shape.rank is not None else (None,) * rank
+    if size.value is None:
+        return unknown_shape(rank)
+    sizes = size.value.tolist()
+    if begin.value is None:  # a size of -1 depends on begin; the others are known
+        return TensorShape([None if s < 0 else s for s in sizes])
+    return TensorShape(_slice_bounds(c.fail, dims, begin.value.tolist(), sizes))
+
+
+SLICE = define_op(
+    "Slice",
+    inputs=["input: T", "begin: Index", "size: Index"],
+    outputs=["output: T"],
+    attrs=["T: type", f"Index: {INDEX_TYPES}"],
+    shape_fn=_slice_shape,
+    host_inputs=["begin", "size"],
+    aliases_input=True,
+    doc="The block ``input[begin[i] : begin[i] + size[i]]`` in every dimension; a size of "
+    "-1 takes the rest of that dimension.",
+)
+
+
+@register_kernel("Slice", "CPU", "GPU")
+def _slice_kernel(ctx: KernelContext, x: Any, begin: Any, size: Any) -> Any:
+    b, s = host_array(ctx, begin), host_array(ctx, size)
+    if b.ndim != 1 or s.ndim != 1 or b.size != x.ndim or s.size != x.ndim:
+        _slice_lengths_fail(ctx.fail, x.ndim, b.size, s.size)
+    b = b.tolist()
+    sizes = _slice_bounds(ctx.fail, x.shape, b, s.tolist())
+    return x[tuple(builtins.slice(i, i + n) for i, n in zip(b, sizes))]
+
+
+Slice = make_wrapper_class(SLICE)
+_slice = make_builder(SLICE, "slice")
+
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Output:  # noqa: A001
+    """The block of ``input_`` at ``begin`` of extent ``size`` (-1: to the end), as ``tf.slice``.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.slice([[1, 2, 3], [4, 5, 6]], [0, 1], [-1, 1])
+    >>> mg.Session(g).run(y)
+    array([[2],
+           [5]], dtype=int32)
+    """
+    return _slice(input_, index_value(begin), index_value(size), name=name or "Slice")
+
+
+# -- ExpandDims ----------------------------------------------------------------------------
+
+
+def _expand_dims_axis(fail: Any, dim: np.ndarray) -> int:
+    if dim.size != 1:
+        fail("'dim' input must be a tensor with a single value")
+    return int(dim.reshape(-1)[0])
+
+
+def _expand_dims_shape(c: InferenceContext, x: TensorSpec, dim: TensorSpec) -> TensorShape:
+    if dim.shape.num_elements() not in (None, 1):
+        c.fail("'dim' input must be a tensor with a single value")
+    if x.shape.rank is None or dim.value is None:
+        return unknown_shape(None if x.shape.rank is None else x.shape.rank + 1)
+    rank = x.shape.rank
+    a = _expand_dims_axis(c.fail, dim.value)
+    if not -(rank + 1) <= a <= rank:
+        c.fail(f"dim {a} not in the interval [{-(rank + 1)}, {rank}].")
+    a %= rank + 1
+    return TensorShape(x.shape.dims[:a] + (1,) + x.shape.dims[a:])
+
+
+EXPAND_DIMS = define_op(
+    "ExpandDims",
+    inputs=["input: T", "dim: Tdim"],
+    outputs=["output: T"],
+    attrs=["T: type", f"Tdim: {INDEX_TYPES} = int32"],
+    shape_fn=_expand_dims_shape,
+    host_inputs=["dim"],
+    aliases_input=True,
+    doc="Inserts a dimension of size 1 at index ``dim`` (in ``[-rank-1, rank]``; "
+    "``tf.raw_ops`` calls this input ``axis``).",
+)
+
+
+@register_kernel("ExpandDims", "CPU", "GPU")
+def _expand_dims_kernel(ctx: KernelContext, x: Any, dim: Any) -> Any:
+    a = _expand_dims_axis(ctx.fail, host_array(ctx, dim))
+    if not -(x.ndim + 1) <= a <= x.ndim:
+        ctx.fail(f"Tried to expand dim index {a} for tensor with {x.ndim} dimensions.")
+    return ctx.xp.expand_dims(x, a % (x.ndim + 1))
+
+
+ExpandDims = make_wrapper_class(EXPAND_DIMS)
+_expand_dims = make_builder(EXPAND_DIMS, "expand_dims")
+
+
+def expand_dims(
+    input: Any,  # noqa: A002
+    axis: Any = None,
+    name: str | None = None,
+    dim: Any = None,
+) -> Output:
+    """Inserts a dimension of size 1 at ``axis`` (``dim``: its old name), as
+    ``tf.compat.v1.expand_dims``.
+
+    >>> import minigraph as mg
+    >>> with mg.Graph().as_default():
+    ...     y = mg.expand_dims(mg.zeros([2, 3]), -1)
+    >>> y.shape
+    TensorShape([2, 3, 1])
+    """
+    if (axis is None) == (dim is None):
+        raise ValueError("Exactly one of 'axis' and 'dim' must be given")
+    axis = dim if axis is None else axis
+    return _expand_dims(input, index_value(axis), name=name or "ExpandDims")
+
+
+# -- Squeeze -----------------------------------------------------------------------------
+
+
+def _squeeze_axes(fail: Any, axes: tuple[int, ...], rank: int, kernel: bool) -> set[int]:
+    out = set()
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            if kernel:
+                fail(f"Tried to squeeze dim index {a} for tensor with {rank} dimensions.")
+            fail(f"squeeze_dims[{i}] not in [{-rank},{rank}).")
+        out.add(a % rank)
+    return out
+
+
+def _squeeze_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
+    dims = x.shape.dims
+    if dims is None:
+        return unknown_shape()
+    axes = _squeeze_axes(c.fail, c.attrs["squeeze_dims"], len(dims), kernel=False)
+    out = []
+    for i, d in enumerate(dims):
+        if axes and i in axes:
+            if d not in (None, 1):
+                c.fail(f"Can not squeeze dim[{i}], expected a dimension of 1, got {d}")
+        elif not axes and d is None:
+            return unknown_shape()  # any unknown dim may turn out to be 1
+        elif axes or d != 1:
+            out.append(d)
+    return TensorShape(out)
+
+
+SQUEEZE = define_op(
+    "Squeeze",
+    inputs=["input: T"],
+    outputs=["output: T"],
+    attrs=["T: type", "squeeze_dims: list(int) = ()"],
+    shape_fn=_squeeze_shape,
+    aliases_input=True,
+    doc="Removes dimensions of size 1: those in ``squeeze_dims``, or every one when it is empty.",
+)
+
+
+@register_kernel("Squeeze", "CPU", "GPU")
+def _squeeze_kernel(ctx: KernelContext, x: Any) -> Any:
+    axes = _squeeze_axes(ctx.fail, ctx.attrs["squeeze_dims"], x.ndim, kernel=True)
+    for a in sorted(axes):
+        if x.shape[a] != 1:
+            ctx.fail(f"Can not squeeze dim[{a}], expected a dimension of 1, got {x.shape[a]}")
+    keep = [d for i, d in enumerate(x.shape) if (i not in axes if axes else d != 1)]
+    return x.reshape(keep)
+
+
+Squeeze = make_wrapper_class(SQUEEZE)
+_squeeze = make_builder(SQUEEZE, "squeeze")
+
+
+def squeeze(
+    input: Any,  # noqa: A002
+    axis: Any = None,
+    name: str | None = None,
+    squeeze_dims: Any = None,
+) -> Output:
+    """Removes size-1 dimensions (only those in ``axis``, when given), as ``tf.squeeze``.
+
+    >>> import minigraph as mg
+    >>> with mg.Graph().as_default():
+    ...     y = mg.squeeze(mg.zeros([1, 2, 1, 3, 1]), axis=[0, -1])
+    >>> y.shape
+    TensorShape([2, 1, 3])
+    """
+    if axis is not None and squeeze_dims is not None:
+        raise ValueError("Cannot specify both 'squeeze_dims' and 'axis'")
+    axis = squeeze_dims if axis is None else axis
+    if axis is None:
+        axis = ()
+    elif isinstance(axis, int | np.integer):
+        axis = (int(axis),)
+    return _squeeze(input, squeeze_dims=tuple(axis), name=name or "Squeeze")
+
+
+# -- BroadcastTo -------------------------------------------------------------------------
+
+
+def _broadcast_to_shape(c: InferenceContext, x: TensorSpec, shape: TensorSpec) -> TensorShape:
+    with_rank(shape.shape, 1)
+    out = shape_from_value(c, shape)
+    if shape.value is not None and (shape.value < 0).any():
+        c.fail(f"Dimension {int(shape.value.min())} must be >= 0")
+    if out.rank is None or x.shape.rank is None:
+        return out
+    with_rank_at_most(x.shape, out.rank)
+    for d_in, d_out in zip(reversed(x.shape.dims), reversed(out.dims)):
+        if d_in is not None and d_out is not None and d_in != 1 and d_in != d_out:
+            c.fail(f"Dimensions must be equal, but are {d_in} and {d_out}")
+    return out
+
+
+BROADCAST_TO = define_op(
+    "BroadcastTo",
+    inputs=["input: T", "shape: Tidx"],
+    outputs=["output: T"],
+    attrs=["T: type", f"Tidx: {INDEX_TYPES} = int32"],
+    shape_fn=_broadcast_to_shape,
+    host_inputs=["shape"],
+    doc="``input`` repeated along its size-1 (and missing leading) dimensions to ``shape``, "
+    "with NumPy's broadcasting rules.",
+)
+
+
+@register_kernel("BroadcastTo", "CPU", "GPU")
+def _broadcast_to_kernel(ctx: KernelContext, x: Any, shape: Any) -> Any:
+    dims = host_array(ctx, shape)
+    if dims.ndim != 1:
+        ctx.fail(f"shape must be a vector, got shape {list(dims.shape)}")
+    for d in dims.tolist():
+        if d < 0:
+            ctx.fail(f"Dimension {d} must be >= 0")
+    dims = dims.tolist()
+    if x.ndim > len(dims):
+        ctx.fail(
+            f"Rank of input ({x.ndim}) must be no greater than rank of output shape ({len(dims)})."
+        )
+    for d_in, d_out in zip(reversed(x.shape), reversed(dims)):
+        if d_in != 1 and d_in != d_out:
+            ctx.fail(
+                f"Incompatible shapes: [{','.join(map(str, x.shape))}] vs. "
+                f"[{','.join(map(str, dims))}]"
+            )
+    out = ctx.allocate(dims, x.dtype)
+    out[...] = x
+    return out
+
+
+BroadcastTo = make_wrapper_class(BROADCAST_TO)
+_broadcast_to = make_builder(BROADCAST_TO, "broadcast_to")
+
+
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Output:  # noqa: A002
+    """``input`` broadcast to ``shape``, as ``tf.broadcast_to``.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.broadcast_to([1, 2, 3], [2, 3])
+    >>> mg.Session(g).run(y)
+    array([[1, 2, 3],
+           [1, 2, 3]], dtype=int32)
+    """
+    return _broadcast_to(input, index_value(shape), name=name or "BroadcastTo")
+
+
+__all__ = [
+    "Shape",
+    "Size",
+    "Rank",
+    "Reshape",
+    "Transpose",
+    "Slice",
+    "ExpandDims",
+    "Squeeze",
+    "BroadcastTo",
+    *BUILDERS,
+]

@@ -1,4 +1,6 @@
-"""Joining and slicing: ConcatV2, Pack (stack) and StridedSlice (``Output[...]``).
+"""Joining, slicing and splitting: ConcatV2, Pack (stack), StridedSlice (``Output[...]``),
+Split, SplitV, Unpack (unstack), Tile and ReverseV2. (Slice is in shape_ops: a builder
+named ``slice`` here would hide the builtin that StridedSlice uses.)
 
 Each op stands in one block: declaration, shape function, kernel, builder.
 """
@@ -10,16 +12,26 @@ from typing import Any
 
 import numpy as np
 
+from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.array_ops import identity
-from minigraph.ops.common import INDEX_TYPES, axis_value, host_array
+from minigraph.ops.array_ops import cast, identity
+from minigraph.ops.common import INDEX_TYPES, axis_value, host_array, shape_str
+from minigraph.ops.shape_ops import index_value
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, unknown_shape, with_rank
-from minigraph.wrappers import make_builder, make_wrapper_class
+from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
-BUILDERS = ("concat", "stack", "strided_slice")
+BUILDERS = (
+    "concat",
+    "stack",
+    "strided_slice",
+    "split",
+    "unstack",
+    "tile",
+    "reverse",
+)
 
 
 # -- ConcatV2 -----------------------------------------------------------------------
@@ -62,9 +74,12 @@ CONCAT = define_op(
 @register_kernel("ConcatV2", "CPU", "GPU")
 def _concat_kernel(ctx: KernelContext, values: list[Any], axis: Any) -> Any:
     rank = values[0].ndim
+    axis = host_array(ctx, axis)
+    if axis.ndim != 0:
+        ctx.fail(f"Concat dim tensor should be a scalar integer, but got shape {list(axis.shape)}")
     if rank == 0:
         ctx.fail("Can't concatenate scalars (use stack instead)")
-    a = axis_value(ctx, host_array(ctx, axis), rank)
+    a = axis_value(ctx, axis, rank)
     for i, v in enumerate(values):
         if (
             v.ndim != rank
@@ -259,11 +274,55 @@ StridedSlice = make_wrapper_class(STRIDED_SLICE)
 strided_slice = make_builder(STRIDED_SLICE)
 
 
+_INDEX_HELP = (
+    "Only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and scalar int32/int64 "
+    "tensors are valid indices"
+)
+
+
+def _index_value(k: Any, what: str) -> Any:
+    """An int, or a scalar int32/int64 Output, for a slice bound or an index; TypeError else."""
+    if isinstance(k, int | np.integer) and not isinstance(k, bool | np.bool_):
+        v = int(k)
+        if not -(2**63) <= v < 2**63:
+            raise ValueError(f"{what} {v} is out of range for int64")
+        return v
+    out = as_output(k)
+    scalar = out is not None and out.shape.rank in (None, 0)
+    if scalar and out.dtype in (dtypes.int32, dtypes.int64):  # type: ignore[union-attr]
+        return out
+    if what == "index":
+        raise TypeError(f"{_INDEX_HELP}, got {k!r}")
+    raise TypeError(
+        f"slice indices must be integers or None or have an __index__ method, got {k!r} as "
+        f"the slice {what}"
+    )
+
+
+def _pack_index(values: list[Any]) -> Any:
+    """begin, end or strides: a constant vector, or a packed vector when a tensor is in it."""
+    tensors = [v for v in values if isinstance(v, Output)]
+    ints = [v for v in values if not isinstance(v, Output)]
+    wide = any(not -(2**31) <= v < 2**31 for v in ints) or any(
+        t.dtype == dtypes.int64 for t in tensors
+    )
+    dt = np.int64 if wide else np.int32
+    if not tensors:
+        return np.array(values, dt)
+    items = [cast(v, dt) if isinstance(v, Output) else np.array(v, dt) for v in values]
+    return stack(items)
+
+
 def _getitem(x: Output, key: Any) -> Output:
-    """``x[...]``: ints, slices (steps included), negative indices, None and Ellipsis."""
+    """``x[...]``: ints, slices (steps included), negative indices, None, Ellipsis, and
+    scalar int tensors (as indices and as slice bounds), as TensorFlow's ``_slice_helper``."""
     if not isinstance(key, tuple):
         key = (key,)
-    begin, end, strides = [], [], []
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise ValueError("Multiple ellipses in slice spec not allowed")
+    begin: list[Any] = []
+    end: list[Any] = []
+    strides: list[Any] = []
     masks = dict(begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0)
     for i, k in enumerate(key):
         bit = 1 << i
@@ -274,26 +333,403 @@ def _getitem(x: Output, key: Any) -> Output:
             masks["new_axis_mask"] |= bit
             begin.append(0), end.append(0), strides.append(1)
         elif isinstance(k, slice):
-            begin.append(0 if k.start is None else k.start)
-            end.append(0 if k.stop is None else k.stop)
-            strides.append(1 if k.step is None else k.step)
+            begin.append(0 if k.start is None else _index_value(k.start, "start"))
+            end.append(0 if k.stop is None else _index_value(k.stop, "stop"))
+            strides.append(1 if k.step is None else _index_value(k.step, "step"))
             masks["begin_mask"] |= bit if k.start is None else 0
             masks["end_mask"] |= bit if k.stop is None else 0
-        elif isinstance(k, int | np.integer) and not isinstance(k, bool):
-            masks["shrink_axis_mask"] |= bit
-            begin.append(int(k)), end.append(int(k) + 1), strides.append(1)
         else:
-            raise TypeError(
-                f"Only integers, slices (`:`), ellipsis (`...`), and newaxis (`None`) are valid "
-                f"indices, got {k!r}"
-            )
+            v = _index_value(k, "index")
+            masks["shrink_axis_mask"] |= bit
+            # A shrunk axis reads begin only; end is begin + 1 where it is known.
+            begin.append(v), end.append(v if isinstance(v, Output) else v + 1), strides.append(1)
     if not key:
         return identity(x)
-    as_vec = lambda v: np.array(v, np.int32)  # noqa: E731
-    return strided_slice(x, as_vec(begin), as_vec(end), as_vec(strides), **masks)
+    return strided_slice(x, _pack_index(begin), _pack_index(end), _pack_index(strides), **masks)
 
 
 register_operator("__getitem__", _getitem)
 
 
-__all__ = ["ConcatV2", "Concat", "Pack", "StridedSlice", *BUILDERS]
+# -- Split, SplitV ----------------------------------------------------------------------
+
+
+def _split_axis(c: Any, axis: Any, rank: int, kernel: bool) -> int:
+    axis = np.asarray(axis)
+    if axis.ndim != 0:
+        c.fail(f"split_dim must be a scalar, got shape {shape_str(axis.shape)}")
+    a = int(axis)
+    if not -rank <= a < rank:
+        if kernel:
+            c.fail(f"-input rank(-{rank}) <= split_dim < input rank ({rank}), but got {a}")
+        c.fail(f"Dimension size, given by scalar input {a} must be in range [{-rank}, {rank})")
+    return a % rank
+
+
+def _split_shape(c: InferenceContext, axis: TensorSpec, value: TensorSpec) -> list[TensorShape]:
+    with_rank(axis.shape, 0)
+    n = c.attrs["num_split"]
+    s = value.shape
+    if s.rank is None or axis.value is None:
+        return [unknown_shape(s.rank)] * n
+    a = _split_axis(c, axis.value, s.rank, kernel=False)
+    d = s.dims[a]
+    if d is not None and d % n:
+        c.fail(f"Dimension size must be evenly divisible by {n} but is {d}")
+    part = None if d is None else d // n
+    return [TensorShape(s.dims[:a] + (part,) + s.dims[a + 1 :])] * n
+
+
+SPLIT = define_op(
+    "Split",
+    inputs=["split_dim: int32", "value: T"],
+    outputs=["output: num_split * T"],
+    attrs=["num_split: int >= 1", "T: type"],
+    shape_fn=_split_shape,
+    host_inputs=["split_dim"],
+    doc="Splits ``value`` along ``split_dim`` (the first input; ``tf.raw_ops``: ``axis``) "
+    "into ``num_split`` equal pieces.",
+)
+
+
+@register_kernel("Split", "CPU", "GPU")
+def _split_kernel(ctx: KernelContext, axis: Any, value: Any) -> list[Any]:
+    n = ctx.attrs["num_split"]
+    if value.ndim == 0:
+        ctx.fail("-input rank(-0) <= split_dim < input rank (0), but got 0")
+    a = _split_axis(ctx, host_array(ctx, axis), value.ndim, kernel=True)
+    if value.shape[a] % n:
+        ctx.fail(
+            "Number of ways to split should evenly divide the split dimension, but got "
+            f"split_dim {a} (size = {value.shape[a]}) and num_split {n}"
+        )
+    # Copies: the pieces are outputs of their own, and value is not this op's input 0.
+    return [p.copy() for p in ctx.xp.split(value, n, axis=a)]
+
+
+Split = make_wrapper_class(SPLIT)
+_split = make_builder(SPLIT, "split")
+
+
+def _split_v_sizes(fail: Any, sizes: list[int], d: int | None) -> list[int | None]:
+    """SplitV's size_splits with its one -1 resolved against ``d`` (None if unknown)."""
+    neg = [i for i, v in enumerate(sizes) if v == -1]
+    if len(neg) > 1:
+        fail("There can only be one -1 in the input.")
+    for i, v in enumerate(sizes):
+        if v < -1:
+            fail(f"Split size at index {i} must be >= 0. Got: {v}")
+    known = sum(v for v in sizes if v != -1)
+    if d is None:
+        return [None if v == -1 else v for v in sizes]
+    if (not neg and known != d) or (neg and known > d):
+        fail(
+            "Determined shape must either match input shape along split_dim exactly if fully "
+            "specified, or be less than the size of the input along split_dim if not fully "
+            f"specified.  Got: {known}"
+        )
+    return [d - known if v == -1 else v for v in sizes]
+
+
+def _split_v_shape(
+    c: InferenceContext, value: TensorSpec, size_splits: TensorSpec, axis: TensorSpec
+) -> list[TensorShape]:
+    with_rank(axis.shape, 0)
+    ss = with_rank(size_splits.shape, 1)
+    n = c.attrs["num_split"]
+    if ss[0] is not None and ss[0] != n:
+        c.fail(f"Dimension 0 in both shapes must be equal, but are {ss[0]} and {n}.")
+    s = value.shape
+    if s.rank is None or axis.value is None:
+        return [unknown_shape(s.rank)] * n
+    a = _split_axis(c, axis.value, s.rank, kernel=False)
+    if size_splits.value is None:
+        return [TensorShape(s.dims[:a] + (None,) + s.dims[a + 1 :])] * n
+    parts = _split_v_sizes(c.fail, size_splits.value.tolist(), s.dims[a])
+    return [TensorShape(s.dims[:a] + (p,) + s.dims[a + 1 :]) for p in parts]
+
+
+SPLIT_V = define_op(
+    "SplitV",
+    inputs=["value: T", "size_splits: Tlen", "split_dim: int32"],
+    outputs=["output: num_split * T"],
+    attrs=["num_split: int >= 1", "T: type", "Tlen: {int8, int32, int64} = int64"],
+    shape_fn=_split_v_shape,
+    host_inputs=["size_splits", "split_dim"],
+    aliases_input=True,
+    doc="Splits ``value`` along ``split_dim`` (the last input; ``tf.raw_ops``: ``axis``) "
+    "into pieces of the sizes in ``size_splits`` (one of them may be -1: the rest).",
+)
+
+
+@register_kernel("SplitV", "CPU", "GPU")
+def _split_v_kernel(ctx: KernelContext, value: Any, size_splits: Any, axis: Any) -> list[Any]:
+    split_sizes = host_array(ctx, size_splits)
+    sizes = split_sizes.reshape(-1).tolist()
+    n = ctx.attrs["num_split"]
+    if split_sizes.ndim != 1 or len(sizes) != n:
+        ctx.fail(
+            "size of the split_tensor must be 1-D and have the same elements as outputs got "
+            f"{split_sizes.ndim} -D and {len(sizes)} elements"
+        )
+    if value.ndim == 0:
+        ctx.fail("-input rank(-0) <= split_dim < input rank (0), but got 0")
+    a = _split_axis(ctx, host_array(ctx, axis), value.ndim, kernel=True)
+    parts = _split_v_sizes(ctx.fail, sizes, value.shape[a])
+    cuts = np.cumsum(parts[:-1]).tolist()
+    return ctx.xp.split(value, cuts, axis=a)
+
+
+SplitV = make_wrapper_class(SPLIT_V)
+_split_v = make_builder(SPLIT_V, "split_v")
+
+
+def split(
+    value: Any,
+    num_or_size_splits: Any,
+    axis: Any = 0,
+    num: int | None = None,
+    name: str = "split",
+) -> list[Output]:
+    """Splits ``value`` along ``axis``: into ``num_or_size_splits`` equal pieces (Split) when
+    it is an int, else into pieces of those sizes (SplitV), as ``tf.split``.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     a, b = mg.split([[1, 2, 3], [4, 5, 6]], [1, -1], axis=1)
+    >>> mg.Session(g).run(b)
+    array([[2, 3],
+           [5, 6]], dtype=int32)
+    """
+    if isinstance(num_or_size_splits, int | np.integer) and not isinstance(
+        num_or_size_splits, bool
+    ):
+        return _split(axis, value, num_split=int(num_or_size_splits), name=name)
+    sizes = as_output(num_or_size_splits)
+    if sizes is None:
+        sizes = np.asarray(num_or_size_splits)
+        if sizes.dtype.kind not in "iu":
+            raise TypeError(f"size_splits must be integers, got {num_or_size_splits!r}")
+        sizes = sizes.astype(np.int64 if sizes.dtype == np.int64 else np.int32)
+        n = sizes.size
+    elif num is not None:
+        n = num
+    else:
+        dims = sizes.shape.dims
+        if dims is None or len(dims) != 1 or dims[0] is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {sizes.shape}")
+        n = dims[0]
+    return _split_v(value, sizes, axis, num_split=int(num if num is not None else n), name=name)
+
+
+# -- Unpack (unstack) --------------------------------------------------------------------
+
+
+def _unpack_axis(fail: Any, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        fail(f"axis = {axis} not in [{-rank}, {rank})")
+    return axis % rank
+
+
+def _unpack_shape(c: InferenceContext, value: TensorSpec) -> list[TensorShape]:
+    n = c.attrs["num"]
+    s = value.shape
+    if s.rank is None:
+        return [unknown_shape()] * n
+    a = _unpack_axis(c.fail, c.attrs["axis"], s.rank)
+    if s.dims[a] is not None and s.dims[a] != n:
+        c.fail(f"Dimension must be {n} but is {s.dims[a]}")
+    return [TensorShape(s.dims[:a] + s.dims[a + 1 :])] * n
+
+
+UNPACK = define_op(
+    "Unpack",
+    inputs=["value: T"],
+    outputs=["output: num * T"],
+    attrs=["num: int >= 0", "T: type", "axis: int = 0"],
+    shape_fn=_unpack_shape,
+    aliases_input=True,
+    doc="Unstacks ``value`` along ``axis`` into ``num`` tensors of one rank less.",
+)
+
+
+@register_kernel("Unpack", "CPU", "GPU")
+def _unpack_kernel(ctx: KernelContext, value: Any) -> list[Any]:
+    n = ctx.attrs["num"]
+    a = _unpack_axis(ctx.fail, ctx.attrs["axis"], value.ndim)
+    if value.shape[a] != n:
+        ctx.fail(f"Input shape axis {a} must equal {n}, got shape {shape_str(value.shape)}")
+    moved = ctx.xp.moveaxis(value, a, 0)
+    return [moved[i] for i in builtins.range(n)]
+
+
+Unpack = make_wrapper_class(UNPACK)
+_unpack = make_builder(UNPACK, "unstack")
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list:
+    """The tensors of ``value`` along ``axis``, as ``tf.unstack`` (``num`` inferred from the
+    static shape when not given).
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     rows = mg.unstack([[1, 2], [3, 4]], axis=1)
+    >>> mg.Session(g).run(rows)
+    [array([1, 3], dtype=int32), array([2, 4], dtype=int32)]
+    """
+    if num is None:
+        x = convert_to_output(value)
+        s = x.shape
+        if s.rank is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {s}")
+        if not -s.rank <= axis < s.rank:
+            raise ValueError(f"Argument `axis` = {axis} not in range [{-s.rank}, {s.rank})")
+        num = s.dims[axis]
+        if num is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {s}")
+        value = x
+    return _unpack(value, num=num, axis=axis, name=name)
+
+
+# -- Tile ------------------------------------------------------------------------------
+
+
+def _tile_check(fail: Any, multiples: list[int]) -> None:
+    for i, m in enumerate(multiples):
+        if m < 0:
+            fail(f"Expected multiples[{i}] >= 0, but got {m}")
+
+
+def _tile_shape(c: InferenceContext, x: TensorSpec, multiples: TensorSpec) -> TensorShape:
+    m = with_rank(multiples.shape, 1)
+    s = x.shape
+    if s.rank is not None and m[0] is not None and m[0] != s.rank:
+        c.fail(f"Shape must be rank {m[0]} but is rank {s.rank}")
+    rank = s.rank if s.rank is not None else m[0]
+    if rank is None:
+        return unknown_shape()
+    if multiples.value is None:
+        return unknown_shape(rank)
+    mult = multiples.value.tolist()
+    _tile_check(c.fail, mult)
+    dims = s.dims if s.rank is not None else (None,) * rank
+    return TensorShape([None if d is None else d * k for d, k in zip(dims, mult)])
+
+
+TILE = define_op(
+    "Tile",
+    inputs=["input: T", "multiples: Tmultiples"],
+    outputs=["output: T"],
+    attrs=["T: type", f"Tmultiples: {INDEX_TYPES} = int32"],
+    shape_fn=_tile_shape,
+    host_inputs=["multiples"],
+    doc="``input`` repeated ``multiples[i]`` times along each dimension ``i``.",
+)
+
+
+@register_kernel("Tile", "CPU", "GPU")
+def _tile_kernel(ctx: KernelContext, x: Any, multiples: Any) -> Any:
+    m = host_array(ctx, multiples)
+    if m.ndim != 1 or m.size != x.ndim:
+        ctx.fail(
+            f"Expected multiples argument to be a vector of length {x.ndim} but got length "
+            f"{m.size if m.ndim == 1 else list(m.shape)}"
+        )
+    mult = m.tolist()
+    _tile_check(ctx.fail, mult)
+    out = ctx.allocate([d * k for d, k in zip(x.shape, mult)], x.dtype)
+    if out.size:
+        out[...] = ctx.xp.tile(x, mult) if x.ndim else x
+    return out
+
+
+Tile = make_wrapper_class(TILE)
+_tile = make_builder(TILE, "tile")
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Output:  # noqa: A002
+    """``input`` repeated ``multiples[i]`` times along dimension ``i``, as ``tf.tile``.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.tile([[1, 2]], [2, 2])
+    >>> mg.Session(g).run(y)
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int32)
+    """
+    return _tile(input, index_value(multiples), name=name or "Tile")
+
+
+# -- ReverseV2 -----------------------------------------------------------------------------
+
+
+def _reverse_axes(fail: Any, axes: list[int], rank: int) -> tuple[int, ...]:
+    seen: list[int] = []
+    for i, a in enumerate(axes):
+        if not -rank <= a < rank:
+            fail(f"'axis'[{i}] = {a} is out of valid range [0, {rank - 1}")
+        a %= rank
+        if a in seen:
+            fail(f"axis {a} specified more than once.")
+        seen.append(a)
+    return tuple(seen)
+
+
+def _reverse_shape(c: InferenceContext, x: TensorSpec, axis: TensorSpec) -> TensorShape:
+    with_rank(axis.shape, 1)
+    if x.shape.rank is not None and axis.value is not None:
+        _reverse_axes(c.fail, axis.value.tolist(), x.shape.rank)
+    return x.shape
+
+
+REVERSE = define_op(
+    "ReverseV2",
+    inputs=["tensor: T", "axis: Tidx"],
+    outputs=["output: T"],
+    attrs=[f"Tidx: {INDEX_TYPES} = int32", "T: type"],
+    shape_fn=_reverse_shape,
+    host_inputs=["axis"],
+    aliases_input=True,
+    doc="``tensor`` with the order of its elements reversed along each dimension in ``axis``.",
+)
+
+
+@register_kernel("ReverseV2", "CPU", "GPU")
+def _reverse_kernel(ctx: KernelContext, x: Any, axis: Any) -> Any:
+    axes = _reverse_axes(ctx.fail, host_array(ctx, axis).reshape(-1).tolist(), x.ndim)
+    return ctx.xp.flip(x, axes) if axes else x
+
+
+ReverseV2 = make_wrapper_class(REVERSE)
+_reverse = make_builder(REVERSE, "reverse")
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Output:
+    """``tensor`` reversed along each dimension in ``axis``, as ``tf.reverse``.
+
+    >>> import minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.reverse([[1, 2, 3], [4, 5, 6]], [-1])
+    >>> mg.Session(g).run(y)
+    array([[3, 2, 1],
+           [6, 5, 4]], dtype=int32)
+    """
+    return _reverse(tensor, index_value(axis), name=name or "ReverseV2")
+
+
+__all__ = [
+    "ConcatV2",
+    "Concat",
+    "Pack",
+    "StridedSlice",
+    "Split",
+    "SplitV",
+    "Unpack",
+    "Tile",
+    "ReverseV2",
+    *BUILDERS,
+]
