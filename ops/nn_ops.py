@@ -1,189 +1,850 @@
-"""Neural-network ops: Conv2D (NHWC), enough for atrous convolution examples."""
+"""Neural-network ops (tf.nn): BiasAdd; the activations Relu, Relu6, Elu, Selu, LeakyRelu,
+Softplus (one factory); Softmax and LogSoftmax (one factory); FusedBatchNormV3 (inference);
+TopKV2, InTopKV2; the losses L2Loss, SoftmaxCrossEntropyWithLogits and
+SparseSoftmaxCrossEntropyWithLogits. Convolution and pooling are in conv_ops.
+
+Builders have tf.compat.v1.nn's names and arguments; ``minigraph.ops.nn`` (``mg.nn``)
+gathers them. float16 inputs are computed in float32 and rounded once, where TensorFlow
+accumulates in float32 too (softmax, losses, batch norm).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import Any, NoReturn
 
 import numpy as np
 
+from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.ops.common import FLOAT, NUMBER, REAL, axis_value, host_array, shape_str
 from minigraph.registry import define_op, register_kernel
-from minigraph.shapes import TensorShape, merge_dim, with_rank
+from minigraph.shapes import (
+    TensorShape,
+    broadcast,
+    merge_dim,
+    with_rank,
+    with_rank_at_least,
+)
 from minigraph.wrappers import make_builder, make_wrapper_class
 
-BUILDERS = ("conv2d",)
+BUILDERS: tuple[str, ...] = ()  # nothing here is top-level in tf.compat.v1
+NN_BUILDERS = (
+    "bias_add", "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softmax",
+    "log_softmax", "fused_batch_norm", "top_k", "in_top_k", "l2_loss",
+    "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
+)  # fmt: skip
+
+_HALF_FLOAT = "{float16, float32, float64}"
 
 
-# -- Conv2D -------------------------------------------------------------------------------
+def _quiet() -> Any:
+    """NumPy's floating-point warnings off (NaN/inf are values here, as in TensorFlow).
+    It is NumPy's own state, so it is a no-op for CuPy, which warns about nothing."""
+    return np.errstate(all="ignore")
 
 
-def _conv_output_size(
-    fail: Any, size: int | None, k: int | None, stride: int, dilation: int, padding: str
-) -> int | None:
-    """Output length of one spatial dim, TensorFlow's GetWindowedOutputSize."""
-    if size is None:
-        return None
-    if padding == "SAME":
-        return -(-size // stride)
-    if k is None:
-        return None
-    effective = (k - 1) * dilation + 1
-    num = size - effective + stride
-    out = num // stride if num >= 0 else -(-num // stride)  # C's truncating division
-    if out < 0:
-        fail(
-            f"Computed output size would be negative: {out} [input_size: {size}, "
-            f"effective_filter_size: {effective}, stride: {stride}]"
+def _acc(x: Any) -> Any:
+    """x in its accumulation dtype: float32 for float16, else itself."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _tf_builder(op_def: Any, name: str, params: Sequence[tuple[str, Any]]) -> Callable[..., Any]:
+    """The generated builder under tf.compat.v1's signature: ``params`` (name, default),
+    then ``name=None``, all positional-or-keyword as in TensorFlow."""
+    generated = make_builder(op_def, name)
+    P = inspect.Parameter
+    sig = inspect.Signature(
+        [P(p, P.POSITIONAL_OR_KEYWORD, default=d) for p, d in params]
+        + [P("name", P.POSITIONAL_OR_KEYWORD, default=None)]
+    )
+
+    def builder(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return generated(**bound.arguments)
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__signature__ = sig  # type: ignore[attr-defined]
+    builder.__doc__ = generated.__doc__
+    return builder
+
+
+_REQUIRED = inspect.Parameter.empty
+
+
+# -- BiasAdd -------------------------------------------------------------------------------
+
+
+def _bias_axis(data_format: str, rank: int) -> int:
+    """TensorFlow's kernel: NCHW puts the channels in dim 1 (for rank >= 3), else last."""
+    return 1 if data_format == "NCHW" and rank >= 3 else rank - 1
+
+
+def _bias_add_shape(c: InferenceContext, x: TensorSpec, b: TensorSpec) -> TensorShape:
+    xs = with_rank_at_least(x.shape, 2)
+    bs = with_rank(b.shape, 1)
+    if xs.dims is None:
+        return xs
+    dims = list(xs.dims)
+    axis = _bias_axis(c.attrs["data_format"], len(dims))
+    if None not in (dims[axis], bs[0]) and dims[axis] != bs[0]:
+        c.fail(
+            "Must provide as many biases as the last dimension of the input tensor: "
+            f"[{bs[0]}] vs. {xs}"
         )
-    return out
+    dims[axis] = merge_dim(dims[axis], bs[0])
+    return TensorShape(dims)
 
 
-def _check_conv_attrs(fail: Any, strides: tuple, dilations: tuple) -> None:
-    if len(strides) != 4:
-        fail(f"Sliding window strides field must specify 4 dimensions, got {len(strides)}")
-    if len(dilations) != 4:
-        fail(f"Sliding window dilations field must specify 4 dimensions, got {len(dilations)}")
-    if strides[0] != 1 or strides[3] != 1:
-        fail(
-            "Current implementation does not yet support strides in the batch and depth dimensions."
-        )
-    if dilations[0] != 1 or dilations[3] != 1:
-        fail(
-            "Current implementation does not yet support dilations in the batch and depth "
-            "dimensions."
-        )
-    if min(strides) < 1 or min(dilations) < 1:
-        fail(f"strides and dilations must be positive, got {list(strides)} and {list(dilations)}")
-
-
-def _conv2d_shape(c: InferenceContext, x: TensorSpec, w: TensorSpec) -> TensorShape:
-    strides, dilations = c.attrs["strides"], c.attrs["dilations"]
-    _check_conv_attrs(c.fail, strides, dilations)
-    xs, ws = with_rank(x.shape, 4), with_rank(w.shape, 4)
-    merge_dim(xs.dims[3], ws.dims[2])
-    dims = [xs.dims[0]]
-    for i in (1, 2):
-        dims.append(
-            _conv_output_size(
-                c.fail, xs.dims[i], ws.dims[i - 1], strides[i], dilations[i], c.attrs["padding"]
-            )
-        )
-    return TensorShape(dims + [ws.dims[3]])
-
-
-CONV2D = define_op(
-    "Conv2D",
-    inputs=["input: T", "filter: T"],
+BIAS_ADD = define_op(
+    "BiasAdd",
+    inputs=["value: T", "bias: T"],
     outputs=["output: T"],
-    attrs=[
-        "T: {float16, float32, float64}",
-        "strides: list(int)",
-        "padding: {'SAME', 'VALID'}",
-        "dilations: list(int) = [1, 1, 1, 1]",
-        "data_format: {'NHWC'} = 'NHWC'",
-    ],
-    shape_fn=_conv2d_shape,
+    attrs=[f"T: {NUMBER}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
+    shape_fn=_bias_add_shape,
     doc="""
-2-D convolution (cross-correlation, as TensorFlow) of an NHWC ``input`` of shape
-``[batch, height, width, in_channels]`` with a ``filter`` of shape
-``[filter_height, filter_width, in_channels, out_channels]``.
+Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1
+for NCHW with rank >= 3 (as TensorFlow's kernel: a rank-2 value takes it last either way).
 
-``strides`` and ``dilations`` have 4 entries (batch and channel entries must be 1).
-``padding="VALID"`` uses only full windows: an output dim is
-``ceil((in - (k - 1) * dilation) / stride)``; ``"SAME"`` pads with zeros (the extra one at
-the end) so that it is ``ceil(in / stride)``.
-
-Errors: the input channels must equal the filter's ``in_channels``; a VALID window larger
-than the input gives "Computed output size would be negative".
-
-Example: a 3x3 input of ones and a 2x2 filter of ones, VALID, stride 1, gives 4 everywhere
-in a 2x2 output.
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.bias_add(np.array([[1, 2], [3, 4]]), np.array([10, 20]))
+>>> mg.Session(g).run(y)
+array([[11, 22],
+       [13, 24]])
 """,
 )
 
 
-@register_kernel("Conv2D", "CPU", "GPU")
-def _conv2d_kernel(ctx: KernelContext, x: Any, w: Any) -> Any:
-    xp = ctx.xp
-    strides, dilations = ctx.attrs["strides"], ctx.attrs["dilations"]
-    if x.ndim != 4 or w.ndim != 4:
-        ctx.fail(f"input and filter must be 4-D, got {list(x.shape)} and {list(w.shape)}")
-    if x.shape[3] != w.shape[2]:
-        ctx.fail(f"input depth must equal filter depth: {x.shape[3]} vs {w.shape[2]}")
-    n, h, wd, _ = x.shape
-    kh, kw, _, cout = w.shape
-    (sh, sw), (dh, dw) = strides[1:3], dilations[1:3]
-    oh = _conv_output_size(ctx.fail, h, kh, sh, dh, ctx.attrs["padding"])
-    ow = _conv_output_size(ctx.fail, wd, kw, sw, dw, ctx.attrs["padding"])
-    pads = []
-    for size, k, s, d, o in ((h, kh, sh, dh, oh), (wd, kw, sw, dw, ow)):
-        total = max((o - 1) * s + (k - 1) * d + 1 - size, 0)
-        pads.append((total // 2, total - total // 2))
-    ctx.check_size((n, oh, ow, cout), x.dtype)
-    acc_dtype = np.float32 if x.dtype == np.float16 else x.dtype
-    xpad = xp.pad(x, ((0, 0), pads[0], pads[1], (0, 0))).astype(acc_dtype, copy=False)
-    wacc = w.astype(acc_dtype, copy=False)
-    out = xp.zeros((n, oh, ow, cout), acc_dtype)
-    # One matmul per filter tap: [n, oh, ow, cin] @ [cin, cout], vectorised over the image.
-    for i in range(kh):
-        for j in range(kw):
-            window = xpad[
-                :,
-                i * dh : i * dh + (oh - 1) * sh + 1 : sh,
-                j * dw : j * dw + (ow - 1) * sw + 1 : sw,
-                :,
-            ]
-            out += window @ wacc[i, j]
-    return out.astype(x.dtype, copy=False)
+@register_kernel("BiasAdd", "CPU", "GPU")
+def _bias_add_kernel(ctx: KernelContext, x: Any, b: Any) -> Any:
+    if x.ndim < 2:
+        ctx.fail(f"Input tensor must be at least 2D: {shape_str(x.shape)}")
+    if b.ndim != 1:
+        ctx.fail(f"Biases must be 1D: {shape_str(b.shape)}")
+    axis = _bias_axis(ctx.attrs["data_format"], x.ndim)
+    if x.shape[axis] != b.shape[0]:
+        ctx.fail(
+            "Must provide as many biases as the last dimension of the input tensor: "
+            f"{shape_str(b.shape)} vs. {shape_str(x.shape)}"
+        )
+    shape = [1] * x.ndim
+    shape[axis] = b.shape[0]
+    return x + b.reshape(shape)
 
 
-Conv2D = make_wrapper_class(CONV2D)
-_conv2d = make_builder(CONV2D, "conv2d")
+BiasAdd = make_wrapper_class(BIAS_ADD)
+_bias_add = make_builder(BIAS_ADD, "bias_add")
 
 
-def _four(value: Any) -> list[int]:
-    """TensorFlow 2 accepts an int, or 1, 2 or 4 values, for strides and dilations."""
-    if value is None:
-        return [1, 1, 1, 1]
-    vals = [int(value)] if np.isscalar(value) else [int(v) for v in value]
-    if len(vals) == 1:
-        return [1, vals[0], vals[0], 1]
-    if len(vals) == 2:
-        return [1, *vals, 1]
-    return vals
-
-
-def conv2d(
-    input: Any,
-    filters: Any,
-    strides: Any,
-    padding: str,
-    data_format: str = "NHWC",  # noqa: A002
-    dilations: Any = None,
-    name: str | None = None,
+def bias_add(
+    value: Any, bias: Any, data_format: str | None = None, name: str | None = None
 ) -> Output:
-    """2-D convolution of NHWC ``input`` with ``filters`` [kh, kw, in, out], as tf.nn.conv2d.
+    """``value + bias`` along the channel dim, as tf.nn.bias_add ("NC..." formats: dim 1)."""
+    fmt = "NCHW" if data_format is not None and data_format.startswith("NC") else "NHWC"
+    return _bias_add(value, bias, data_format=fmt, name=name or "BiasAdd")
 
-    >>> import numpy as np, minigraph as mg
-    >>> g = mg.Graph()
-    >>> with g.as_default():
-    ...     y = mg.conv2d(np.ones((1, 3, 3, 1), np.float32), np.ones((2, 2, 1, 1), np.float32),
-    ...                   strides=1, padding="VALID")
-    >>> mg.Session(g).run(y)[0, :, :, 0]
-    array([[4., 4.],
-           [4., 4.]], dtype=float32)
-    """
-    return _conv2d(
-        input,
-        filters,
-        strides=_four(strides),
-        padding=padding,
-        dilations=_four(dilations),
-        data_format=data_format,
-        name=name or "Conv2D",
+
+# -- activations: one factory --------------------------------------------------------------
+
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def _relu(xp: Any, x: Any, attrs: dict) -> Any:
+    return xp.where(x < 0, x.dtype.type(0), x)  # NaN stays NaN, as TensorFlow
+
+
+def _relu6(xp: Any, x: Any, attrs: dict) -> Any:
+    return xp.where(x > 6, x.dtype.type(6), _relu(xp, x, attrs))
+
+
+def _elu(xp: Any, x: Any, attrs: dict) -> Any:
+    return xp.where(x < 0, xp.expm1(xp.minimum(x, 0)), x)
+
+
+def _selu(xp: Any, x: Any, attrs: dict) -> Any:
+    neg = (_SELU_SCALE * _SELU_ALPHA) * xp.expm1(xp.minimum(x, 0))
+    return xp.where(x < 0, neg, _SELU_SCALE * x).astype(x.dtype, copy=False)
+
+
+def _leaky_relu(xp: Any, x: Any, attrs: dict) -> Any:
+    alpha = x.dtype.type(attrs["alpha"])
+    return xp.where(x > 0, x, x * alpha)
+
+
+def _softplus(xp: Any, x: Any, attrs: dict) -> Any:
+    return xp.logaddexp(x.dtype.type(0), x)  # log(1 + exp(x)) without overflow
+
+
+def activation(
+    op_type: str,
+    fn: Callable[[Any, Any, dict], Any],
+    types: str,
+    *,
+    builder: str,
+    attrs: Sequence[str] = (),
+    params: Sequence[tuple[str, Any]] = (("features", _REQUIRED),),
+    doc: str,
+) -> tuple[Callable[..., Any], type]:
+    """Declare and register one elementwise activation ``features -> activations``;
+    returns (tf.compat.v1 builder, class)."""
+    op_def = define_op(
+        op_type,
+        inputs=["features: T"],
+        outputs=["activations: T"],
+        attrs=[f"T: {types}", *attrs],
+        shape_fn=lambda c, x: x.shape,
+        doc=doc,
     )
 
+    def kernel(ctx: KernelContext, x: Any) -> Any:
+        with _quiet():
+            out = fn(ctx.xp, x, ctx.attrs)
+        return ctx.xp.asarray(out).astype(x.dtype, copy=False)
 
-__all__ = ["Conv2D", *BUILDERS]
+    kernel.__name__ = f"_{builder}_kernel"
+    register_kernel(op_type, "CPU", "GPU")(kernel)
+    return _tf_builder(op_def, builder, params), make_wrapper_class(op_def)
+
+
+relu, Relu = activation(
+    "Relu",
+    _relu,
+    REAL,
+    builder="relu",
+    doc="""
+``max(features, 0)``; NaN stays NaN.
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.relu(np.array([-10.0, -5.0, 0.0, 5.0, 10.0], np.float32))
+>>> mg.Session(g).run(y)
+array([ 0.,  0.,  0.,  5., 10.], dtype=float32)
+""",
+)
+relu6, Relu6 = activation(
+    "Relu6", _relu6, REAL, builder="relu6", doc="``min(max(features, 0), 6)``; NaN stays NaN."
+)
+elu, Elu = activation(
+    "Elu",
+    _elu,
+    _HALF_FLOAT,
+    builder="elu",
+    doc="``features`` where positive, else ``exp(features) - 1``.",
+)
+selu, Selu = activation(
+    "Selu",
+    _selu,
+    _HALF_FLOAT,
+    builder="selu",
+    doc="``scale * features`` where positive, else ``scale * alpha * (exp(features) - 1)``, "
+    "with scale 1.0507009873554805 and alpha 1.6732632423543772.",
+)
+leaky_relu, LeakyRelu = activation(
+    "LeakyRelu",
+    _leaky_relu,
+    _HALF_FLOAT,
+    builder="leaky_relu",
+    attrs=["alpha: float = 0.2"],
+    params=(("features", _REQUIRED), ("alpha", 0.2)),
+    doc="""
+``features`` where positive, else ``alpha * features``.
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.leaky_relu(np.array([-1.0, 2.0]))
+>>> mg.Session(g).run(y)
+array([-0.2,  2. ])
+""",
+)
+softplus, Softplus = activation(
+    "Softplus",
+    _softplus,
+    _HALF_FLOAT,
+    builder="softplus",
+    doc="``log(exp(features) + 1)``, computed without overflow.",
+)
+
+
+# -- Softmax, LogSoftmax: one factory ------------------------------------------------------
+
+
+def _softmax_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
+    if x.shape.rank == 0:
+        c.fail("logits must have >= 1 dimension, got []")
+    return x.shape
+
+
+def _log_softmax_rows(xp: Any, x: Any) -> tuple[Any, Any]:
+    """(x - max, log(sum(exp(x - max)))) over the last axis, in the accumulation dtype."""
+    xa = _acc(x)
+    shifted = xa - xa.max(axis=-1, keepdims=True)
+    return shifted, xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> tuple[Any, type]:
+    """Declare and register Softmax or LogSoftmax over the last axis; (builder, class)."""
+    op_def = define_op(
+        op_type,
+        inputs=["logits: T"],
+        outputs=[f"{output}: T"],
+        attrs=[f"T: {_HALF_FLOAT}"],
+        shape_fn=_softmax_shape,
+        doc=doc,
+    )
+
+    def kernel(ctx: KernelContext, x: Any) -> Any:
+        xp = ctx.xp
+        if x.ndim == 0:
+            ctx.fail("logits must have >= 1 dimension, got []")
+        if x.size == 0:
+            return xp.empty(x.shape, x.dtype)
+        with _quiet():
+            shifted, lse = _log_softmax_rows(xp, x)
+            out = shifted - lse if log else xp.exp(shifted - lse)
+        return out.astype(x.dtype, copy=False)
+
+    kernel.__name__ = f"_{builder}_kernel"
+    register_kernel(op_type, "CPU", "GPU")(kernel)
+    generated = make_builder(op_def, builder)
+
+    def build(
+        logits: Any, axis: int | None = None, name: str | None = None, dim: Any = None
+    ) -> Any:
+        return _on_last_axis(generated, logits, dim if axis is None else axis, name or op_type)
+
+    build.__name__ = build.__qualname__ = builder
+    build.__doc__ = op_def.doc.strip()
+    return build, make_wrapper_class(op_def)
+
+
+def _on_last_axis(op: Callable[..., Any], x: Any, axis: int | None, name: str) -> Output:
+    """``op`` applied along ``axis``: swapped with the last axis around it when needed."""
+    from minigraph.ops.shape_ops import transpose
+    from minigraph.wrappers import convert_to_output
+
+    if axis is None or axis == -1:
+        return op(x, name=name)
+    x = convert_to_output(x)
+
+    def fail(message: str) -> NoReturn:
+        raise errors.InvalidArgumentError(message, name, name)
+
+    if x.shape.rank is None:
+        fail(f"axis={axis} needs a known rank")
+    rank = x.shape.rank
+    axis = axis_value(SimpleNamespace(fail=fail), axis, rank)
+    if axis == rank - 1:
+        return op(x, name=name)
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return transpose(op(transpose(x, perm), name=name), perm)
+
+
+softmax, Softmax = softmax_op(
+    "Softmax",
+    "softmax",
+    False,
+    "softmax",
+    """
+``exp(logits) / sum(exp(logits))`` over the last axis (the builder takes ``axis``),
+computed from ``logits - max`` so that large logits do not overflow.
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.softmax(np.array([0.0, np.log(3.0)]))
+>>> mg.Session(g).run(y)
+array([0.25, 0.75])
+""",
+)
+log_softmax, LogSoftmax = softmax_op(
+    "LogSoftmax",
+    "logsoftmax",
+    True,
+    "log_softmax",
+    "``logits - log(sum(exp(logits)))`` over the last axis (the builder takes ``axis``), "
+    "numerically stable.",
+)
+
+
+# -- FusedBatchNormV3 (inference) ----------------------------------------------------------
+
+
+def _fbn_channel_axis(data_format: str, rank: int) -> int:
+    return 1 if data_format.startswith("NC") else rank - 1
+
+
+def _fbn_training(c: Any) -> None:
+    if c.attrs["is_training"]:
+        raise errors.UnimplementedError(
+            "FusedBatchNormV3 with is_training=true is not supported: minigraph runs "
+            "inference graphs only (batch statistics and their running averages are "
+            "training state); set is_training=false",
+            c.node_name,
+            c.op_type,
+        )
+
+
+def _fused_batch_norm_shape(c: InferenceContext, x: TensorSpec, *params: TensorSpec) -> list:
+    _fbn_training(c)
+    fmt = c.attrs["data_format"]
+    rank = 5 if fmt in ("NDHWC", "NCDHW") else 4
+    xs = with_rank(x.shape, rank)
+    channels = xs.dims[_fbn_channel_axis(fmt, rank)] if xs.dims else None
+    for pname, p in zip(("scale", "offset", "mean", "variance"), params):
+        ps = with_rank(p.shape, 1)
+        if None not in (channels, ps[0]) and channels != ps[0]:
+            c.fail(
+                f"When is_training=false, {pname} must have the same number of elements as "
+                f"the channels of x, got {ps[0]} and {channels}"
+            )
+        channels = merge_dim(channels, ps[0])
+    vec = TensorShape([channels])
+    return [xs, vec, vec, vec, vec, TensorShape([0])]
+
+
+FUSED_BATCH_NORM_V3 = define_op(
+    "FusedBatchNormV3",
+    inputs=["x: T", "scale: U", "offset: U", "mean: U", "variance: U"],
+    outputs=[
+        "y: T",
+        "batch_mean: U",
+        "batch_variance: U",
+        "reserve_space_1: U",
+        "reserve_space_2: U",
+        "reserve_space_3: U",
+    ],
+    attrs=[
+        "T: {float16, float32}",
+        "U: {float32}",
+        "epsilon: float = 0.0001",
+        "exponential_avg_factor: float = 1.0",
+        "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'",
+        "is_training: bool = True",
+    ],
+    shape_fn=_fused_batch_norm_shape,
+    doc="""
+Batch normalisation with given statistics (inference):
+``y = (x - mean) / sqrt(variance + epsilon) * scale + offset`` per channel (the last dim,
+or dim 1 for NCHW/NCDHW). ``batch_mean``/``batch_variance`` and ``reserve_space_1``/``_2``
+are ``mean`` and ``variance`` (as TensorFlow's default oneDNN CPU kernel gives them; its
+plain kernel leaves the reserve spaces uninitialised), ``reserve_space_3`` is empty.
+
+``is_training=true`` (the op's default, as TensorFlow) is UnimplementedError: minigraph
+runs inference graphs; the builder ``mg.nn.fused_batch_norm`` defaults to false.
+""",
+)
+
+
+@register_kernel("FusedBatchNormV3", "CPU", "GPU")
+def _fused_batch_norm_v3_kernel(
+    ctx: KernelContext, x: Any, scale: Any, offset: Any, mean: Any, variance: Any
+) -> list:
+    xp = ctx.xp
+    _fbn_training(ctx)
+    fmt = ctx.attrs["data_format"]
+    if x.ndim not in (4, 5):
+        ctx.fail(f"input must be 4 or 5-dimensional{shape_str(x.shape)}")
+    axis = _fbn_channel_axis(fmt, x.ndim)
+    channels = x.shape[axis]
+    for pname, p in zip(("scale", "offset", "mean", "variance"), (scale, offset, mean, variance)):
+        if p.ndim != 1 or p.shape[0] != channels:
+            ctx.fail(
+                f"When is_training=false, {pname} must have the same number of elements as "
+                f"the channels of x, got {p.size} and {channels}"
+            )
+    shape = [1] * x.ndim
+    shape[axis] = channels
+    eps = np.float32(ctx.attrs["epsilon"])
+    with _quiet():
+        mult = scale / xp.sqrt(variance + eps)
+        y = (x.astype(np.float32) - mean.reshape(shape)) * mult.reshape(shape)
+        y = y + offset.reshape(shape)
+    stats = [a.copy() for a in (mean, variance, mean, variance)]  # four distinct buffers
+    return [y.astype(x.dtype, copy=False), *stats, xp.empty((0,), np.float32)]
+
+
+FusedBatchNormV3 = make_wrapper_class(FUSED_BATCH_NORM_V3)
+_fused_batch_norm_v3 = make_builder(FUSED_BATCH_NORM_V3, "fused_batch_norm_v3")
+
+
+def fused_batch_norm(
+    x: Any,
+    scale: Any,
+    offset: Any,
+    mean: Any,
+    variance: Any,
+    epsilon: float = 0.001,
+    data_format: str = "NHWC",
+    is_training: bool = False,
+    name: str | None = None,
+) -> tuple[Output, Output, Output]:
+    """Batch norm with given ``mean``/``variance``: (y, batch_mean, batch_var), as
+    tf.compat.v1.nn.fused_batch_norm in inference (is_training=True is UnimplementedError).
+    ``epsilon`` is raised to 1.001e-5 at least, as TensorFlow does (cuDNN's minimum)."""
+    outs = _fused_batch_norm_v3(
+        x,
+        scale,
+        offset,
+        mean,
+        variance,
+        epsilon=max(float(epsilon), 1.001e-5),
+        data_format=data_format,
+        is_training=is_training,
+        name=name or "FusedBatchNormV3",
+    )
+    return outs[0], outs[1], outs[2]
+
+
+# -- TopKV2, InTopKV2 ----------------------------------------------------------------------
+
+
+def _k_value(ctx: KernelContext, k_in: Any) -> int:
+    k = host_array(ctx, k_in)
+    if k.ndim != 0:
+        ctx.fail(f"k must be 0-D, got shape {shape_str(k.shape)}")
+    return int(k)
+
+
+def _top_k_shape(c: InferenceContext, x: TensorSpec, k: TensorSpec) -> list:
+    xs = with_rank_at_least(x.shape, 1)
+    with_rank(k.shape, 0)
+    kv = None if k.value is None else int(k.value)
+    if kv is not None and kv < 0:
+        c.fail(f"Need k >= 0, got {kv}")
+    if xs.dims is None:
+        return [TensorShape(None), TensorShape(None)]
+    last = xs.dims[-1]
+    if None not in (kv, last) and last < kv:  # type: ignore[operator]
+        c.fail(f"input must have at least k columns. Had {last}, needed {kv}")
+    out = TensorShape([*xs.dims[:-1], kv])
+    return [out, out]
+
+
+TOP_K_V2 = define_op(
+    "TopKV2",
+    inputs=["input: T", "k: Tk"],
+    outputs=["values: T", "indices: index_type"],
+    attrs=[
+        "sorted: bool = True",
+        f"T: {REAL}",
+        "Tk: {int16, int32, int64} = int32",
+        "index_type: {int16, int32, int64} = int32",
+    ],
+    shape_fn=_top_k_shape,
+    host_inputs=["k"],
+    doc="""
+The ``k`` largest entries of each last-axis row of ``input`` and their indices, largest
+first; equal values come lower index first (as TensorFlow). NaN counts as the largest
+(TensorFlow's comparisons put NaN nowhere consistent: ``[1, nan, 3, 2, nan]`` gives
+``[nan, 3, 1]`` for k=3 but ``[3, 1, nan, 2, nan]`` for k=5).
+``sorted=False`` gives the same order (TensorFlow leaves it unspecified).
+Errors: ``k < 0`` ("Need k >= 0, got -1"); ``k`` larger than the last dim ("input must
+have at least k columns. Had 2, needed 3").
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     values, indices = mg.nn.top_k(np.array([1.0, 3.0, 3.0, 2.0]), k=3)
+>>> mg.Session(g).run([values, indices])
+[array([3., 3., 2.]), array([1, 2, 3], dtype=int32)]
+""",
+)
+
+
+@register_kernel("TopKV2", "CPU", "GPU")
+def _top_k_v2_kernel(ctx: KernelContext, x: Any, k_in: Any) -> list:
+    xp = ctx.xp
+    k = _k_value(ctx, k_in)
+    if k < 0:
+        ctx.fail(f"Need k >= 0, got {k}")
+    if x.ndim < 1:
+        ctx.fail(f"input must be >= 1-D, got shape {shape_str(x.shape)}")
+    n = x.shape[-1]
+    if n < k:
+        ctx.fail(f"input must have at least k columns. Had {n}, needed {k}")
+    index_type = ctx.attrs["index_type"].as_numpy_dtype
+    ctx.check_size((*x.shape[:-1], k), x.dtype)
+    # Descending, ties by lower index: a stable ascending sort of the reversed row, read
+    # backwards (works for unsigned ints too, where negation would not).
+    order = xp.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+    indices = (n - 1) - order
+    values = xp.take_along_axis(x, indices, axis=-1)
+    return [xp.ascontiguousarray(values), xp.ascontiguousarray(indices.astype(index_type))]
+
+
+TopKV2 = make_wrapper_class(TOP_K_V2)
+_top_k_v2 = make_builder(TOP_K_V2, "top_k_v2")
+
+
+def top_k(
+    input: Any,  # noqa: A002
+    k: Any = 1,
+    sorted: bool = True,  # noqa: A002
+    name: str | None = None,
+) -> tuple[Output, Output]:
+    """(values, indices) of the ``k`` largest entries of each last-axis row, as tf.nn.top_k."""
+    values, indices = _top_k_v2(input, k, sorted=sorted, name=name or "TopKV2")
+    return values, indices
+
+
+def _in_top_k_shape(c: InferenceContext, p: TensorSpec, t: TensorSpec, k: TensorSpec) -> Any:
+    ps, ts = with_rank(p.shape, 2), with_rank(t.shape, 1)
+    with_rank(k.shape, 0)
+    batch = ps[0] if ps.dims else None
+    if None not in (batch, ts[0]) and batch != ts[0]:
+        c.fail(f"First dimension of predictions {batch} must match length of targets {ts[0]}")
+    return TensorShape([merge_dim(batch, ts[0])])
+
+
+IN_TOP_K_V2 = define_op(
+    "InTopKV2",
+    inputs=["predictions: float32", "targets: T", "k: T"],
+    outputs=["precision: bool"],
+    attrs=["T: {int32, int64} = int32"],
+    shape_fn=_in_top_k_shape,
+    host_inputs=["k"],
+    doc="""
+Whether ``targets[i]`` is among the ``k`` largest ``predictions[i]``: True when fewer than
+``k`` predictions of the row are strictly greater than the target's (so ties count in the
+target's favour). As TensorFlow: a target out of range, or a row with any non-finite
+prediction, answers False (no error).
+
+Example: predictions ``[[1, 3, 3, 2]]``, k=1: target 1 and target 2 are both True.
+""",
+)
+
+
+@register_kernel("InTopKV2", "CPU", "GPU")
+def _in_top_k_v2_kernel(ctx: KernelContext, p: Any, t: Any, k_in: Any) -> Any:
+    xp = ctx.xp
+    k = _k_value(ctx, k_in)
+    if p.ndim != 2:
+        ctx.fail(f"predictions must be 2-dimensional, got {shape_str(p.shape)}")
+    if t.ndim != 1:
+        ctx.fail(f"targets must be 1-dimensional, got {shape_str(t.shape)}")
+    if p.shape[0] != t.shape[0]:
+        ctx.fail(
+            f"First dimension of predictions {p.shape[0]} must match length of targets {t.shape[0]}"
+        )
+    batch, classes = p.shape
+    valid = (t >= 0) & (t < classes)
+    safe = xp.where(valid, t, 0).astype(np.int64)
+    target = (
+        xp.take_along_axis(p, safe[:, None], axis=1) if classes else xp.zeros((batch, 1), p.dtype)
+    )
+    finite = xp.isfinite(p).all(axis=1)
+    greater = (p > target).sum(axis=1)
+    return valid & finite & (greater < k)
+
+
+InTopKV2 = make_wrapper_class(IN_TOP_K_V2)
+_in_top_k_v2 = make_builder(IN_TOP_K_V2, "in_top_k_v2")
+
+
+def in_top_k(predictions: Any, targets: Any, k: Any, name: str | None = None) -> Output:
+    """Whether each target is in its row's top ``k`` predictions, as tf.compat.v1.nn.in_top_k."""
+    return _in_top_k_v2(predictions, targets, k, name=name or "InTopKV2")
+
+
+# -- losses --------------------------------------------------------------------------------
+
+L2_LOSS = define_op(
+    "L2Loss",
+    inputs=["t: T"],
+    outputs=["output: T"],
+    attrs=[f"T: {FLOAT}"],
+    shape_fn=lambda c, t: TensorShape([]),
+    doc="""
+``sum(t ** 2) / 2``, a scalar (float16 summed in float32, then rounded).
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.l2_loss(np.array([1.0, 2.0, 3.0], np.float32))
+>>> float(mg.Session(g).run(y))
+7.0
+""",
+)
+
+
+@register_kernel("L2Loss", "CPU", "GPU")
+def _l2_loss_kernel(ctx: KernelContext, t: Any) -> Any:
+    ta = _acc(t)
+    with _quiet():
+        return ctx.xp.asarray((ta * ta).sum() / 2).astype(t.dtype)
+
+
+L2Loss = make_wrapper_class(L2_LOSS)
+l2_loss = _tf_builder(L2_LOSS, "l2_loss", (("t", _REQUIRED),))
+
+
+def _softmax_xent_shape(c: InferenceContext, f: TensorSpec, lab: TensorSpec) -> list:
+    out = broadcast(f.shape, lab.shape)
+    if out.rank is None:
+        return [TensorShape([None]), TensorShape([None, None])]
+    if out.rank != 2:
+        c.fail(f"Shape must be broadcasted with rank 2, but is rank is {out.rank}")
+    return [TensorShape([out.dims[0]]), out]  # type: ignore[index]
+
+
+SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = define_op(
+    "SoftmaxCrossEntropyWithLogits",
+    inputs=["features: T", "labels: T"],
+    outputs=["loss: T", "backprop: T"],
+    attrs=[f"T: {_HALF_FLOAT}"],
+    shape_fn=_softmax_xent_shape,
+    doc="""
+Cross entropy of ``softmax(features)`` against the distributions ``labels``, per row:
+``loss[i] = -sum(labels[i] * log_softmax(features[i]))`` and
+``backprop = softmax(features) - labels``. ``features`` and ``labels`` broadcast (as
+TensorFlow 2.21) to ``[batch, classes]``; any other broadcast rank is an error.
+
+Example: logits ``[[0, 0, 0]]``, labels ``[[0, 1, 0]]``: loss ``[log 3]``, backprop
+``[[1/3, -2/3, 1/3]]``.
+""",
+)
+
+
+@register_kernel("SoftmaxCrossEntropyWithLogits", "CPU", "GPU")
+def _softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any, lab: Any) -> list:
+    xp = ctx.xp
+    try:
+        shape = np.broadcast_shapes(f.shape, lab.shape)
+    except ValueError:
+        ctx.fail(
+            f"logits and labels must be broadcastable: logits_size={shape_str(f.shape)} "
+            f"labels_size={shape_str(lab.shape)}"
+        )
+    if len(shape) != 2:
+        ctx.fail(
+            "logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional"
+        )
+    ctx.check_size(shape, f.dtype)
+    f = xp.broadcast_to(f, shape)
+    la = _acc(xp.broadcast_to(lab, shape))
+    if f.size == 0:
+        return [xp.zeros(shape[:1], f.dtype), xp.empty(shape, f.dtype)]
+    with _quiet():
+        shifted, lse = _log_softmax_rows(xp, f)
+        loss = (la * (lse - shifted)).sum(axis=1)
+        backprop = xp.exp(shifted - lse) - la
+    return [loss.astype(f.dtype, copy=False), backprop.astype(f.dtype, copy=False)]
+
+
+SoftmaxCrossEntropyWithLogits = make_wrapper_class(SOFTMAX_CROSS_ENTROPY_WITH_LOGITS)
+_softmax_xent = make_builder(SOFTMAX_CROSS_ENTROPY_WITH_LOGITS, "softmax_cross_entropy_with_logits")
+
+
+def softmax_cross_entropy_with_logits(
+    labels: Any = None,
+    logits: Any = None,
+    dim: int = -1,
+    name: str | None = None,
+    axis: int | None = None,
+) -> Output:
+    """Per-row cross entropy of softmax(logits) against ``labels`` (the loss output), as
+    tf.compat.v1.nn.softmax_cross_entropy_with_logits; the class axis must be the last."""
+    axis = dim if axis is None else axis
+    if axis != -1:
+        raise errors.InvalidArgumentError(
+            f"minigraph takes the classes on the last axis (axis=-1), got {axis}",
+            name or "SoftmaxCrossEntropyWithLogits",
+            "SoftmaxCrossEntropyWithLogits",
+        )
+    return _softmax_xent(logits, labels, name=name or "SoftmaxCrossEntropyWithLogits")[0]
+
+
+def _sparse_xent_shape(c: InferenceContext, f: TensorSpec, lab: TensorSpec) -> list:
+    fs, ls = with_rank(f.shape, 2), with_rank(lab.shape, 1)
+    batch = fs.dims[0] if fs.dims else None
+    if None not in (batch, ls[0]) and batch != ls[0]:
+        c.fail(
+            "logits and labels must have the same first dimension, got logits shape "
+            f"{fs} and labels shape {ls}"
+        )
+    batch = merge_dim(batch, ls[0])
+    return [TensorShape([batch]), TensorShape([batch, fs.dims[1] if fs.dims else None])]
+
+
+SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = define_op(
+    "SparseSoftmaxCrossEntropyWithLogits",
+    inputs=["features: T", "labels: Tlabels"],
+    outputs=["loss: T", "backprop: T"],
+    attrs=[f"T: {_HALF_FLOAT}", "Tlabels: {int32, int64} = int64"],
+    shape_fn=_sparse_xent_shape,
+    doc="""
+Cross entropy of ``softmax(features)`` (``[batch, classes]``) against class ids
+``labels`` (``[batch]``): ``loss[i] = -log_softmax(features[i])[labels[i]]``,
+``backprop = softmax(features) - one_hot(labels)``. A label outside ``[0, classes)`` is
+InvalidArgumentError on every device ("Received a label value of 5 which is outside the
+valid range of [0, 3).  Label values: 0 5 1", as TensorFlow's CPU).
+
+Example: logits ``[[0, 0, 0]]``, labels ``[1]``: loss ``[log 3]``.
+""",
+)
+
+
+@register_kernel("SparseSoftmaxCrossEntropyWithLogits", "CPU", "GPU")
+def _sparse_softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any, lab: Any) -> list:
+    xp = ctx.xp
+    if f.ndim != 2:
+        ctx.fail(f"logits must be 2-D, but got shape {shape_str(f.shape)}")
+    if lab.ndim != 1:
+        ctx.fail(f"labels must be 1-D, but got shape {shape_str(lab.shape)}")
+    if f.shape[0] != lab.shape[0]:
+        ctx.fail(
+            "logits and labels must have the same first dimension, got logits shape "
+            f"{shape_str(f.shape)} and labels shape {shape_str(lab.shape)}"
+        )
+    batch, classes = f.shape
+    if classes == 0 and batch:
+        ctx.fail(f"Must have at least one class, but got logits shape {shape_str(f.shape)}")
+    bad = (lab < 0) | (lab >= classes)
+    if batch and bool(bad.any()):
+        values = host_array(ctx, lab)
+        first = int(values[int(np.argmax((values < 0) | (values >= classes)))])
+        ctx.fail(
+            f"Received a label value of {first} which is outside the valid range of "
+            f"[0, {classes}).  Label values: {' '.join(str(int(v)) for v in values)}"
+        )
+    if f.size == 0:
+        return [xp.zeros((batch,), f.dtype), xp.empty(f.shape, f.dtype)]
+    one_hot = xp.arange(classes)[None, :] == lab[:, None]
+    with _quiet():
+        shifted, lse = _log_softmax_rows(xp, f)
+        picked = xp.take_along_axis(shifted, lab.astype(np.int64)[:, None], axis=1)
+        loss = (lse - picked)[:, 0]
+        backprop = xp.exp(shifted - lse) - one_hot
+    return [loss.astype(f.dtype, copy=False), backprop.astype(f.dtype, copy=False)]
+
+
+SparseSoftmaxCrossEntropyWithLogits = make_wrapper_class(SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS)
+_sparse_xent = make_builder(
+    SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS, "sparse_softmax_cross_entropy_with_logits"
+)
+
+
+def sparse_softmax_cross_entropy_with_logits(
+    labels: Any = None, logits: Any = None, name: str | None = None
+) -> Output:
+    """Per-row cross entropy of softmax(logits) against class ids ``labels`` (the loss
+    output), as tf.compat.v1.nn.sparse_softmax_cross_entropy_with_logits."""
+    return _sparse_xent(logits, labels, name=name or "SparseSoftmaxCrossEntropyWithLogits")[0]
+
+
+__all__ = [
+    "BiasAdd", "Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softplus", "Softmax", "LogSoftmax",
+    "FusedBatchNormV3", "TopKV2", "InTopKV2", "L2Loss", "SoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits", *NN_BUILDERS,
+]  # fmt: skip

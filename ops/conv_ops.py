@@ -1,0 +1,603 @@
+"""Convolution and pooling: Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool.
+
+All four share one window geometry (TensorFlow's GetWindowedOutputSize for VALID, SAME and
+EXPLICIT padding) and one kernel shape: pad the image once, then loop over the kh * kw
+window offsets, each a strided slice of the whole batch (a loop over filter taps, never
+over elements). NCHW runs as NHWC between two transposes; TensorFlow's CPU refuses NCHW
+for these four ops (its GPU runs them), minigraph runs it on every device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from minigraph import errors
+from minigraph.graph import Output
+from minigraph.inference import InferenceContext, TensorSpec
+from minigraph.kernel import KernelContext
+from minigraph.registry import define_op, register_kernel
+from minigraph.shapes import TensorShape, merge_dim, with_rank
+from minigraph.wrappers import make_builder, make_wrapper_class
+
+BUILDERS = ("conv2d",)
+# tf.nn names, re-exported by minigraph.ops.nn (conv2d is also top-level, as tf.compat.v1).
+NN_BUILDERS = ("conv2d", "depthwise_conv2d_native", "max_pool", "avg_pool")
+
+_PADDING = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
+_EXPLICIT = "explicit_paddings: list(int) = []"
+_FORMAT = "data_format: {'NHWC', 'NCHW'} = 'NHWC'"
+
+
+# -- window geometry, shared by every op here ----------------------------------------------
+
+
+def _axes(data_format: str) -> tuple[int, int, int]:
+    """(height, width, channel) axes of a 4-D tensor in this format."""
+    return (2, 3, 1) if data_format == "NCHW" else (1, 2, 3)
+
+
+def _window_output_size(
+    fail: Any, size: int | None, k: int | None, stride: int, dilation: int, padding: str,
+    pads: tuple[int, int] = (0, 0),
+) -> int | None:  # fmt: skip
+    """Output length of one spatial dim, TensorFlow's GetWindowedOutputSize."""
+    if size is None:
+        return None
+    if padding == "SAME":
+        return -(-size // stride)
+    if k is None:
+        return None
+    effective = (k - 1) * dilation + 1
+    num = size + pads[0] + pads[1] - effective + stride
+    out = num // stride if num >= 0 else -(-num // stride)  # C's truncating division
+    if out < 0:
+        fail(
+            f"Computed output size would be negative: {out} [input_size: {size}, "
+            f"effective_filter_size: {effective}, stride: {stride}]"
+        )
+    return out
+
+
+def _pads(size: int, k: int, stride: int, dilation: int, out: int) -> tuple[int, int]:
+    """SAME padding of one dim: the extra cell goes at the end, as TensorFlow."""
+    total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _check_explicit(fail: Any, attrs: dict, axes: tuple[int, int, int]) -> list[tuple[int, int]]:
+    """The (before, after) pads of the height and width dims from ``explicit_paddings``."""
+    explicit = list(attrs.get("explicit_paddings", ()))
+    if attrs["padding"] != "EXPLICIT":
+        if explicit:
+            fail(
+                "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"
+            )
+        return [(0, 0), (0, 0)]
+    if len(explicit) != 8:
+        fail(f"explicit_paddings attribute must contain 8 values, but got: {len(explicit)}")
+    if min(explicit) < 0:
+        fail("All elements of explicit_paddings must be nonnegative")
+    pairs = [(explicit[2 * i], explicit[2 * i + 1]) for i in range(4)]
+    if pairs[0] != (0, 0) or pairs[axes[2]] != (0, 0):
+        fail("Nonzero explicit padding in the batch or depth dimensions is not supported")
+    return [pairs[axes[0]], pairs[axes[1]]]
+
+
+def _check_four(fail: Any, name: str, values: Sequence[int], axes: tuple, what: str) -> None:
+    if len(values) != 4:
+        fail(f"Sliding window {name} field must specify 4 dimensions")
+    if values[0] != 1 or values[axes[2]] != 1:
+        fail(
+            f"Current implementation does not yet support {what} in the batch and depth dimensions."
+        )
+    if min(values) < 1:
+        fail(f"Sliding window {name} must be positive, got {list(values)}")
+
+
+def _geometry(
+    fail: Any, attrs: dict, dims: Sequence[int | None], kdims: Sequence[int | None],
+    strides: Sequence[int], dilations: Sequence[int],
+) -> tuple[list[int | None], list[tuple[int, int]]]:  # fmt: skip
+    """Output sizes and (before, after) pads of the two spatial dims."""
+    padding = attrs["padding"]
+    explicit = _check_explicit(fail, attrs, _axes(attrs["data_format"]))
+    outs, pads = [], []
+    for i in range(2):
+        out = _window_output_size(
+            fail, dims[i], kdims[i], strides[i], dilations[i], padding, explicit[i]
+        )
+        outs.append(out)
+        if padding == "SAME" and None not in (dims[i], kdims[i], out):
+            pads.append(_pads(dims[i], kdims[i], strides[i], dilations[i], out))  # type: ignore[arg-type]
+        else:
+            pads.append(explicit[i])
+    return outs, pads
+
+
+def _nhwc(x: Any, data_format: str) -> Any:
+    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+
+
+def _from_nhwc(xp: Any, y: Any, data_format: str) -> Any:
+    return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+
+
+def _taps(
+    xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Iterator[tuple[int, int, Any]]:
+    """Each filter tap (i, j) with its [n, oh, ow, c] strided view of the padded image."""
+    for i in range(k[0]):
+        for j in range(k[1]):
+            yield (
+                i,
+                j,
+                xpad[
+                    :,
+                    i * d[0] : i * d[0] + (out[0] - 1) * s[0] + 1 : s[0],
+                    j * d[1] : j * d[1] + (out[1] - 1) * s[1] + 1 : s[1],
+                    :,
+                ],
+            )
+
+
+def _padded(xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0) -> Any:
+    if not any(p for pair in pads for p in pair):
+        return x
+    return xp.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
+
+
+def _acc_dtype(dtype: Any) -> Any:
+    return np.float32 if dtype == np.float16 else dtype
+
+
+# -- Conv2D and DepthwiseConv2dNative ------------------------------------------------------
+
+
+def _conv_shape(c: InferenceContext, x: TensorSpec, w: TensorSpec, depthwise: bool) -> TensorShape:
+    fmt = c.attrs["data_format"]
+    axes = _axes(fmt)
+    strides, dilations = c.attrs["strides"], c.attrs["dilations"]
+    _check_four(c.fail, "strides", strides, axes, "strides")
+    _check_four(c.fail, "dilations", dilations, axes, "dilations")
+    xs, ws = with_rank(x.shape, 4), with_rank(w.shape, 4)
+    cin = merge_dim(xs[axes[2]], ws[2])
+    outs, _ = _geometry(
+        c.fail,
+        c.attrs,
+        [xs[axes[0]], xs[axes[1]]],
+        [ws[0], ws[1]],
+        [strides[axes[0]], strides[axes[1]]],
+        [dilations[axes[0]], dilations[axes[1]]],
+    )
+    if depthwise:
+        cout = None if cin is None or ws[3] is None else cin * ws[3]
+    else:
+        cout = ws[3]
+    dims = [xs[0], *outs, cout]
+    return TensorShape([dims[0], dims[3], dims[1], dims[2]] if fmt == "NCHW" else dims)
+
+
+def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
+    xp, attrs = ctx.xp, ctx.attrs
+    fmt = attrs["data_format"]
+    axes = _axes(fmt)
+    if x.ndim != 4 or w.ndim != 4:
+        ctx.fail(f"input and filter must be 4-D, got {list(x.shape)} and {list(w.shape)}")
+    if x.shape[axes[2]] != w.shape[2]:
+        ctx.fail(f"input depth must equal filter depth: {x.shape[axes[2]]} vs {w.shape[2]}")
+    x = _nhwc(x, fmt)
+    n, h, wd, cin = x.shape
+    kh, kw, _, cmul = w.shape
+    s = [attrs["strides"][axes[0]], attrs["strides"][axes[1]]]
+    d = [attrs["dilations"][axes[0]], attrs["dilations"][axes[1]]]
+    sizes, pads = _geometry(ctx.fail, attrs, [h, wd], [kh, kw], s, d)
+    outs = cast(list[int], sizes)  # concrete dims give concrete sizes
+    cout = cin * cmul if depthwise else cmul
+    ctx.check_size((n, outs[0], outs[1], cout), x.dtype)
+    acc = _acc_dtype(x.dtype)
+    xpad = _padded(xp, x, pads).astype(acc, copy=False)
+    wacc = w.astype(acc, copy=False)
+    out = xp.zeros((n, outs[0], outs[1], cin, cmul) if depthwise else (n, *outs, cout), acc)
+    with np.errstate(all="ignore"):  # NaN/inf are values (NumPy's state; CuPy never warns)
+        for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
+            if depthwise:  # every input channel with its own cmul filters
+                out += window[..., None] * wacc[i, j]
+            else:  # [n, oh, ow, cin] @ [cin, cout], vectorised over the image
+                out += window @ wacc[i, j]
+    out = out.reshape(n, outs[0], outs[1], cout).astype(x.dtype, copy=False)
+    return _from_nhwc(xp, out, fmt)
+
+
+CONV2D = define_op(
+    "Conv2D",
+    inputs=["input: T", "filter: T"],
+    outputs=["output: T"],
+    attrs=[
+        "T: {float16, float32, float64, int32}",
+        "strides: list(int)",
+        "use_cudnn_on_gpu: bool = True",
+        _PADDING,
+        _EXPLICIT,
+        _FORMAT,
+        "dilations: list(int) = [1, 1, 1, 1]",
+    ],
+    shape_fn=lambda c, x, w: _conv_shape(c, x, w, depthwise=False),
+    doc="""
+2-D convolution (cross-correlation, as TensorFlow) of ``input`` of shape
+``[batch, height, width, in_channels]`` (NHWC; ``[batch, in_channels, height, width]``
+with ``data_format="NCHW"``) with a ``filter`` of shape
+``[filter_height, filter_width, in_channels, out_channels]``.
+
+``strides`` and ``dilations`` have 4 entries in the data format's order (batch and channel
+entries must be 1). ``padding="VALID"`` uses only full windows: an output dim is
+``ceil((in - (k - 1) * dilation) / stride)``; ``"SAME"`` pads with zeros (the extra one at
+the end) so that it is ``ceil(in / stride)``; ``"EXPLICIT"`` pads by ``explicit_paddings``
+(8 values, a (before, after) pair per dim in the data format's order; batch and channel
+pairs must be 0). ``use_cudnn_on_gpu`` is accepted and ignored.
+
+NCHW: TensorFlow's CPU refuses it ("only supports the NHWC tensor format on the CPU");
+minigraph runs it on every device (as a transposed NHWC convolution).
+
+Errors: the input channels must equal the filter's ``in_channels``; a VALID window larger
+than the input gives "Computed output size would be negative".
+
+Example: a 3x3 input of ones and a 2x2 filter of ones, VALID, stride 1, gives 4 everywhere
+in a 2x2 output.
+""",
+)
+
+
+@register_kernel("Conv2D", "CPU", "GPU")
+def _conv2d_kernel(ctx: KernelContext, x: Any, w: Any) -> Any:
+    return _conv_kernel(ctx, x, w, depthwise=False)
+
+
+DEPTHWISE_CONV2D_NATIVE = define_op(
+    "DepthwiseConv2dNative",
+    inputs=["input: T", "filter: T"],
+    outputs=["output: T"],
+    attrs=[
+        "T: {float16, float32, float64}",
+        "strides: list(int)",
+        _PADDING,
+        _EXPLICIT,
+        _FORMAT,
+        "dilations: list(int) = [1, 1, 1, 1]",
+    ],
+    shape_fn=lambda c, x, w: _conv_shape(c, x, w, depthwise=True),
+    doc="""
+Depthwise 2-D convolution: each input channel ``k`` is convolved with its own
+``channel_multiplier`` filters ``filter[:, :, k, :]`` (``filter`` is
+``[filter_height, filter_width, in_channels, channel_multiplier]``); output channel
+``k * channel_multiplier + q`` is input channel ``k`` with filter ``q``, so the output has
+``in_channels * channel_multiplier`` channels. Strides, dilations, padding and data formats
+as Conv2D.
+
+Where minigraph does more than TensorFlow's CPU kernel: dilations other than 1, unequal row
+and column strides, and NCHW (TensorFlow's CPU refuses all three; its GPU runs them).
+
+Example: a 3x3 image of ones with 2 channels and a 2x2 filter of ones with multiplier 3
+gives a [1, 2, 2, 6] output of 4s.
+""",
+)
+
+
+@register_kernel("DepthwiseConv2dNative", "CPU", "GPU")
+def _depthwise_conv2d_native_kernel(ctx: KernelContext, x: Any, w: Any) -> Any:
+    return _conv_kernel(ctx, x, w, depthwise=True)
+
+
+Conv2D = make_wrapper_class(CONV2D)
+DepthwiseConv2dNative = make_wrapper_class(DEPTHWISE_CONV2D_NATIVE)
+_conv2d = make_builder(CONV2D, "conv2d")
+_depthwise_conv2d_native = make_builder(DEPTHWISE_CONV2D_NATIVE, "depthwise_conv2d_native")
+
+
+def _spatial_list(value: Any, data_format: str, default: int = 1) -> list[int]:
+    """TensorFlow 2 takes an int, or 1, 2 or 4 values, for strides, dilations and ksize."""
+    if value is None:
+        return [default] * 4
+    vals = [int(value)] if np.ndim(value) == 0 else [int(v) for v in value]
+    if len(vals) == 1:
+        vals = vals * 2
+    if len(vals) == 2:
+        return [1, 1, *vals] if data_format == "NCHW" else [1, *vals, 1]
+    return vals
+
+
+def _padding_attrs(padding: Any) -> dict[str, Any]:
+    """``"SAME"``/``"VALID"``, or explicit (before, after) pairs for the 4 dims."""
+    if isinstance(padding, str | bytes):
+        return {"padding": padding.decode() if isinstance(padding, bytes) else padding}
+    flat = [int(p) for pair in padding for p in pair]
+    return {"padding": "EXPLICIT", "explicit_paddings": flat}
+
+
+def conv2d(
+    input: Any,  # noqa: A002
+    filter: Any = None,  # noqa: A002
+    strides: Any = None,
+    padding: Any = None,
+    use_cudnn_on_gpu: bool = True,
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+    filters: Any = None,
+) -> Output:
+    """2-D convolution of ``input`` with ``filter`` [kh, kw, in, out], as tf.compat.v1.nn.conv2d.
+
+    ``strides``/``dilations``: an int, or 1, 2 or 4 values; ``padding``: "SAME", "VALID" or
+    explicit pairs ``[[0, 0], [top, bottom], [left, right], [0, 0]]``; ``filters`` is
+    ``filter``'s TF 2 name.
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.conv2d(np.ones((1, 3, 3, 1), np.float32), np.ones((2, 2, 1, 1), np.float32),
+    ...                   strides=1, padding="VALID")
+    >>> mg.Session(g).run(y)[0, :, :, 0]
+    array([[4., 4.],
+           [4., 4.]], dtype=float32)
+    """
+    return _conv2d(
+        input,
+        filters if filter is None else filter,
+        strides=_spatial_list(strides, data_format),
+        use_cudnn_on_gpu=use_cudnn_on_gpu,
+        dilations=_spatial_list(dilations, data_format),
+        data_format=data_format,
+        name=name or "Conv2D",
+        **_padding_attrs(padding),
+    )
+
+
+def depthwise_conv2d_native(
+    input: Any,  # noqa: A002
+    filter: Any,  # noqa: A002
+    strides: Any,
+    padding: Any,
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+) -> Output:
+    """Depthwise 2-D convolution, as tf.compat.v1.nn.depthwise_conv2d_native.
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.nn.depthwise_conv2d_native(np.ones((1, 3, 3, 2), np.float32),
+    ...                                       np.ones((2, 2, 2, 3), np.float32),
+    ...                                       strides=[1, 1, 1, 1], padding="VALID")
+    >>> mg.Session(g).run(y).shape
+    (1, 2, 2, 6)
+    """
+    return _depthwise_conv2d_native(
+        input,
+        filter,
+        strides=_spatial_list(strides, data_format),
+        dilations=_spatial_list(dilations, data_format),
+        data_format=data_format,
+        name=name or "DepthwiseConv2dNative",
+        **_padding_attrs(padding),
+    )
+
+
+# -- MaxPool and AvgPool -------------------------------------------------------------------
+
+
+def _pool_attrs(c: Any, attrs: dict, fail: Any) -> tuple[list[int], list[int]]:
+    """Spatial (ksize, strides) after TensorFlow's checks."""
+    axes = _axes(attrs["data_format"])
+    ksize, strides = attrs["ksize"], attrs["strides"]
+    if len(ksize) != 4:
+        fail("Sliding window ksize field must specify 4 dimensions")
+    if len(strides) != 4:
+        fail("Sliding window stride field must specify 4 dimensions")
+    if min(ksize) < 1:
+        fail(
+            "Sliding window ksize must be positive. The specified or inferred ksize is: "
+            + ",".join(str(k) for k in ksize)
+        )
+    if min(strides) < 1:
+        fail(f"Sliding window stride must be positive, got {list(strides)}")
+    if ksize[0] != 1 or strides[0] != 1:
+        raise errors.UnimplementedError(
+            "Pooling is not yet supported on the batch dimension.", c.node_name, c.op_type
+        )
+    if ksize[axes[2]] != 1 or strides[axes[2]] != 1:
+        raise errors.UnimplementedError(
+            "minigraph does not pool across the depth dimension (ksize and strides must be 1 "
+            "there)",
+            c.node_name,
+            c.op_type,
+        )
+    return [ksize[axes[0]], ksize[axes[1]]], [strides[axes[0]], strides[axes[1]]]
+
+
+def _pool_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
+    fmt = c.attrs["data_format"]
+    axes = _axes(fmt)
+    k, s = _pool_attrs(c, c.attrs, c.fail)
+    xs = with_rank(x.shape, 4)
+    outs, _ = _geometry(c.fail, c.attrs, [xs[axes[0]], xs[axes[1]]], k, s, [1, 1])
+    dims = [xs[0], *outs, xs[axes[2]]]
+    return TensorShape([dims[0], dims[3], dims[1], dims[2]] if fmt == "NCHW" else dims)
+
+
+def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
+    xp, attrs = ctx.xp, ctx.attrs
+    fmt = attrs["data_format"]
+    k, s = _pool_attrs(ctx, attrs, ctx.fail)
+    if x.ndim != 4:
+        ctx.fail(f"input must be 4-dimensional, got {list(x.shape)}")
+    x = _nhwc(x, fmt)
+    n, h, wd, ch = x.shape
+    sizes, pads = _geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
+    outs = cast(list[int], sizes)  # concrete dims give concrete sizes
+    ctx.check_size((n, outs[0], outs[1], ch), x.dtype)
+    if average:
+        acc = _acc_dtype(x.dtype)
+        xpad = _padded(xp, x, pads).astype(acc, copy=False)
+        out = xp.zeros((n, outs[0], outs[1], ch), acc)
+        with np.errstate(all="ignore"):  # inf - inf in a window sum is NaN, as TensorFlow
+            for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
+                out += window
+        # Divide by the number of in-bounds cells of each window (TensorFlow's SAME rule).
+        counts = [_in_bounds(xp, size, kk, ss, o, p[0]) for size, kk, ss, o, p in
+                  zip((h, wd), k, s, outs, pads)]  # fmt: skip
+        out /= (counts[0][:, None] * counts[1][None, :]).astype(acc)[None, :, :, None]
+    else:
+        # TensorFlow's rule: start at the lowest value, take a cell only if it is greater, so
+        # NaN is skipped, and a window of -inf (or NaN) gives the lowest finite value.
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        lowest = x.dtype.type(info.min)
+        xpad = _padded(xp, x, pads, lowest)
+        out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
+        for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
+            out = xp.where(window > out, window, out)
+    return _from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
+
+
+def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:
+    """For each output position of one dim, how many cells of its window are in the input."""
+    start = xp.arange(out, dtype=np.int64) * stride - before
+    return xp.minimum(start + k, size) - xp.maximum(start, 0)
+
+
+_POOL_DOC = """
+``ksize`` and ``strides`` have 4 entries in the data format's order; pooling spans height
+and width only (batch entries other than 1 are UnimplementedError, as TensorFlow; depth
+pooling too, which TensorFlow's MaxPool does). ``padding`` as Conv2D.
+NCHW: TensorFlow's CPU refuses it ("only supports NHWC on device type CPU"); minigraph runs
+it on every device.
+"""
+
+MAX_POOL = define_op(
+    "MaxPool",
+    inputs=["input: T"],
+    outputs=["output: T"],
+    attrs=[
+        "T: {float16, float32, float64, int8, int16, int32, int64, uint8, uint16} = float32",
+        "ksize: list(int) >= 4",
+        "strides: list(int) >= 4",
+        _PADDING,
+        _EXPLICIT,
+        _FORMAT,
+    ],
+    shape_fn=_pool_shape,
+    doc="""
+Max pooling over windows of ``input`` (NHWC, or NCHW).
+
+As TensorFlow: NaN cells are skipped (a window is the largest non-NaN value), and a window
+of only -inf or NaN gives the dtype's lowest finite value. SAME and EXPLICIT padding cells
+never win.
+"""
+    + _POOL_DOC
+    + """
+Example: the image ``[[1, 2], [3, 4]]`` (shape [1, 2, 2, 1]) with ksize 2, stride 1 and
+VALID padding gives ``[[4]]``.
+""",
+)
+
+
+@register_kernel("MaxPool", "CPU", "GPU")
+def _max_pool_kernel(ctx: KernelContext, x: Any) -> Any:
+    return _pool_kernel(ctx, x, average=False)
+
+
+AVG_POOL = define_op(
+    "AvgPool",
+    inputs=["value: T"],
+    outputs=["output: T"],
+    attrs=[
+        "T: {float16, float32, float64}",
+        "ksize: list(int) >= 4",
+        "strides: list(int) >= 4",
+        "padding: {'SAME', 'VALID'}",
+        _FORMAT,
+    ],
+    shape_fn=_pool_shape,
+    doc="""
+Average pooling over windows of ``value`` (NHWC, or NCHW). With SAME padding each window is
+divided by the number of its cells inside the input, not by the window size (as TensorFlow).
+"""
+    + _POOL_DOC
+    + """
+Example: a 3x3 image 0..8 with ksize 2, stride 2, SAME gives ``[[2, 3.5], [6.5, 8]]``.
+""",
+)
+
+
+@register_kernel("AvgPool", "CPU", "GPU")
+def _avg_pool_kernel(ctx: KernelContext, x: Any) -> Any:
+    return _pool_kernel(ctx, x, average=True)
+
+
+MaxPool = make_wrapper_class(MAX_POOL)
+AvgPool = make_wrapper_class(AVG_POOL)
+_max_pool = make_builder(MAX_POOL, "max_pool")
+_avg_pool = make_builder(AVG_POOL, "avg_pool")
+
+
+def max_pool(
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,  # noqa: A002
+) -> Output:
+    """Max pooling, as tf.compat.v1.nn.max_pool (``ksize``/``strides``: int, 2 or 4 values).
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.nn.max_pool(np.arange(9.0).reshape(1, 3, 3, 1), 2, 1, "VALID")
+    >>> mg.Session(g).run(y)[0, :, :, 0]
+    array([[4., 5.],
+           [7., 8.]])
+    """
+    return _max_pool(
+        value if input is None else input,
+        ksize=_spatial_list(ksize, data_format),
+        strides=_spatial_list(strides, data_format),
+        data_format=data_format,
+        name=name or "MaxPool",
+        **_padding_attrs(padding),
+    )
+
+
+def avg_pool(
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,  # noqa: A002
+) -> Output:
+    """Average pooling, as tf.compat.v1.nn.avg_pool (``ksize``/``strides``: int, 2 or 4 values).
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     y = mg.nn.avg_pool(np.arange(9.0).reshape(1, 3, 3, 1), 2, 2, "SAME")
+    >>> mg.Session(g).run(y)[0, :, :, 0]
+    array([[2. , 3.5],
+           [6.5, 8. ]])
+    """
+    return _avg_pool(
+        value if input is None else input,
+        ksize=_spatial_list(ksize, data_format),
+        strides=_spatial_list(strides, data_format),
+        padding=padding,
+        data_format=data_format,
+        name=name or "AvgPool",
+    )
+
+
+__all__ = ["Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", *NN_BUILDERS]

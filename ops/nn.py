@@ -1,0 +1,53 @@
+"""``mg.nn``: the neural-network builders under tf.compat.v1.nn's names.
+
+Activations, softmax, bias, batch norm, top-k and losses come from nn_ops; convolution and
+pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``).
+
+>>> import numpy as np, minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.nn.relu(np.array([-1.0, 2.0]))
+>>> mg.Session(g).run(y)
+array([0., 2.])
+"""
+
+from minigraph.ops.conv_ops import avg_pool, conv2d, depthwise_conv2d_native, max_pool
+from minigraph.ops.nn_ops import (
+    bias_add,
+    elu,
+    fused_batch_norm,
+    in_top_k,
+    l2_loss,
+    leaky_relu,
+    log_softmax,
+    relu,
+    relu6,
+    selu,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    softplus,
+    sparse_softmax_cross_entropy_with_logits,
+    top_k,
+)
+
+__all__ = [
+    "avg_pool",
+    "bias_add",
+    "conv2d",
+    "depthwise_conv2d_native",
+    "elu",
+    "fused_batch_norm",
+    "in_top_k",
+    "l2_loss",
+    "leaky_relu",
+    "log_softmax",
+    "max_pool",
+    "relu",
+    "relu6",
+    "selu",
+    "softmax",
+    "softmax_cross_entropy_with_logits",
+    "softplus",
+    "sparse_softmax_cross_entropy_with_logits",
+    "top_k",
+]

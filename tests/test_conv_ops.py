@@ -1,0 +1,410 @@
+"""Conv2D, DepthwiseConv2dNative, MaxPool and AvgPool against direct (loop) references
+written here, in NHWC and NCHW, with VALID, SAME and EXPLICIT padding."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigraph as mg
+from minigraph import errors
+
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
+
+def reference_conv2d(x, w, strides, padding, dilations):
+    """Direct NHWC cross-correlation, one output element at a time."""
+    n, h, wd, cin = x.shape
+    kh, kw, _, cout = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    ekh, ekw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if padding == "VALID":
+        oh, ow = (h - ekh) // sh + 1, (wd - ekw) // sw + 1
+        top = left = 0
+    else:
+        oh, ow = -(-h // sh), -(-wd // sw)
+        top = max((oh - 1) * sh + ekh - h, 0) // 2
+        left = max((ow - 1) * sw + ekw - wd, 0) // 2
+    out = np.zeros((n, oh, ow, cout), np.float64)
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                for a in range(kh):
+                    for c in range(kw):
+                        r, q = i * sh + a * dh - top, j * sw + c * dw - left
+                        if 0 <= r < h and 0 <= q < wd:
+                            out[b, i, j] += x[b, r, q] @ w[a, c]
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 2),
+    st.integers(1, 7),
+    st.integers(1, 7),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from(["SAME", "VALID"]),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.integers(1, 2),
+)
+def test_conv2d_matches_reference(n, h, w, cin, cout, kh, kw, padding, sh, sw, dh, dw):
+    if padding == "VALID" and (h < (kh - 1) * dh + 1 or w < (kw - 1) * dw + 1):
+        return  # an empty or invalid output: covered by test_conv2d_errors
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, h, w, cin))
+    f = rng.standard_normal((kh, kw, cin, cout))
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.conv2d(x, f, strides=[1, sh, sw, 1], padding=padding, dilations=[dh, dw])
+    out = mg.Session(g).run(y)
+    np.testing.assert_allclose(
+        out, reference_conv2d(x, f, (sh, sw), padding, (dh, dw)), rtol=1e-10, atol=1e-10
+    )
+
+
+def test_conv2d_shapes_and_dtypes():
+    with mg.Graph().as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 10, None, 3])
+        f = mg.placeholder(mg.float32, shape=[3, 3, 3, 8])
+        assert mg.conv2d(x, f, 2, "SAME").shape == mg.TensorShape([None, 5, None, 8])
+        assert mg.conv2d(x, f, 1, "VALID", dilations=2).shape == mg.TensorShape([None, 6, None, 8])
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.conv2d(
+            np.ones((1, 2, 2, 1), np.float16), np.ones((1, 1, 1, 1), np.float16), 1, "VALID"
+        )
+    assert mg.Session(g).run(y).dtype == np.float16
+
+
+@pytest.mark.parametrize(
+    "x_shape, f_shape, kwargs, message",
+    [
+        (
+            [1, 1, 1, 1],
+            [3, 3, 1, 1],
+            dict(strides=1, padding="VALID"),
+            "Computed output size would be negative",
+        ),
+        ([1, 4, 4, 2], [1, 1, 3, 1], dict(strides=1, padding="SAME"), "Dimensions must be equal"),
+        (
+            [1, 4, 4, 1],
+            [1, 1, 1, 1],
+            dict(strides=[2, 1, 1, 1], padding="SAME"),
+            "strides in the batch and depth",
+        ),
+        (
+            [1, 4, 4, 1],
+            [1, 1, 1, 1],
+            dict(strides=1, padding="FULL"),
+            "not in the list of allowed values",
+        ),
+        ([4, 4, 1], [1, 1, 1, 1], dict(strides=1, padding="SAME"), "must be rank 4"),
+    ],
+)
+def test_conv2d_errors(x_shape, f_shape, kwargs, message):
+    with mg.Graph().as_default():
+        with pytest.raises(errors.InvalidArgumentError, match=message) as e:
+            mg.conv2d(np.ones(x_shape, np.float32), np.ones(f_shape, np.float32), **kwargs)
+    assert "Conv2D" in str(e.value)
+
+
+# -- more Conv2D: explicit padding, NCHW, int32 ----------------------------------------------
+
+
+def _padded_ref(x, pads, fill=0.0):
+    return np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=fill)
+
+
+def test_conv2d_explicit_padding_equals_padding_then_valid():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 5, 3))
+    f = rng.standard_normal((2, 3, 3, 2))
+    pads = [[0, 0], [1, 2], [0, 3], [0, 0]]
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.conv2d(x, f, strides=[1, 2, 1, 1], padding=pads)
+    assert y.op.node.attrs["padding"] == "EXPLICIT"
+    assert list(y.op.node.attrs["explicit_paddings"]) == [0, 0, 1, 2, 0, 3, 0, 0]
+    want = reference_conv2d(_padded_ref(x, [(1, 2), (0, 3)]), f, (2, 1), "VALID", (1, 1))
+    np.testing.assert_allclose(mg.Session(g).run(y), want, rtol=1e-10, atol=1e-10)
+
+
+def test_conv2d_tf_explicit_example():
+    # TF 2.21: ones [1,3,3,1] * ones [2,2,1,1], explicit [0,0,1,0,0,2,0,0].
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.conv2d(
+            np.ones((1, 3, 3, 1), np.float32),
+            np.ones((2, 2, 1, 1), np.float32),
+            strides=1,
+            padding=[[0, 0], [1, 0], [0, 2], [0, 0]],
+        )
+    want = [[2, 2, 1, 0], [4, 4, 2, 0], [4, 4, 2, 0]]
+    np.testing.assert_array_equal(mg.Session(g).run(y)[0, :, :, 0], want)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["SAME", "VALID"]), st.integers(1, 2), st.integers(1, 2))
+def test_conv2d_nchw_is_transposed_nhwc(padding, stride, dilation):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 6, 5, 3))
+    f = rng.standard_normal((2, 2, 3, 4))
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.conv2d(x, f, stride, padding, dilations=dilation)
+        b = mg.conv2d(x.transpose(0, 3, 1, 2), f, stride, padding, data_format="NCHW",
+                      dilations=dilation)  # fmt: skip
+    ra, rb = mg.Session(g).run([a, b])
+    np.testing.assert_allclose(rb, ra.transpose(0, 3, 1, 2), rtol=1e-12, atol=1e-12)
+    assert b.shape.as_list() == list(rb.shape)
+
+
+def test_conv2d_int32_and_use_cudnn_attr():
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.conv2d(np.ones((1, 3, 3, 1), np.int32), np.ones((2, 2, 1, 1), np.int32),
+                         strides=1, padding="VALID", use_cudnn_on_gpu=False)  # fmt: skip
+    out = mg.Session(g).run(y)
+    assert out.dtype == np.int32 and (out == 4).all()
+    assert y.op.node.attrs["use_cudnn_on_gpu"] is False
+
+
+@pytest.mark.parametrize(
+    "attrs, message",
+    [
+        (dict(padding="VALID", explicit_paddings=[0, 0, 1, 0, 0, 2, 0, 0]), "must be empty"),
+        (dict(padding="EXPLICIT", explicit_paddings=[0, 0, 1, 0]), "must contain 8 values"),
+        (dict(padding="EXPLICIT", explicit_paddings=[0, 0, -1, 0, 0, 0, 0, 0]), "nonnegative"),
+        (dict(padding="EXPLICIT", explicit_paddings=[0, 0, 0, 0, 0, 0, 1, 0]), "batch or depth"),
+    ],
+)
+def test_conv_explicit_padding_errors(attrs, message):
+    for op in (mg.ops.Conv2D, mg.ops.DepthwiseConv2dNative):
+        root = mg.Scope.new_root_scope()
+        x = mg.ops.Const(root, np.ones((1, 3, 3, 1), np.float32))
+        w = mg.ops.Const(root, np.ones((2, 2, 1, 1), np.float32))
+        with pytest.raises(errors.InvalidArgumentError, match=message) as e:
+            op(root.with_op_name("c"), x, w, strides=[1, 1, 1, 1], **attrs)
+        assert e.value.node_name == "c"
+
+
+# -- DepthwiseConv2dNative -------------------------------------------------------------------
+
+
+def reference_depthwise(x, w, strides, pads, dilations):
+    """Each channel k with its filters w[:, :, k, q] -> output channel k * mult + q."""
+    xp_ = _padded_ref(x, pads)
+    n, cin = x.shape[0], x.shape[3]
+    kh, kw, _, mult = w.shape
+    out = []
+    for k in range(cin):
+        for q in range(mult):
+            one = reference_conv2d(
+                xp_[..., k : k + 1], w[:, :, k : k + 1, q : q + 1], strides, "VALID", dilations
+            )
+            out.append(one[..., 0])
+    return np.stack(out, axis=-1).reshape(n, *out[0].shape[1:], cin * mult)
+
+
+def _same_pads(size, k, s, d):
+    out = -(-size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    return (total // 2, total - total // 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from(["SAME", "VALID"]),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.sampled_from(["NHWC", "NCHW"]),
+    st.sampled_from([np.float32, np.float64]),
+)
+def test_depthwise_matches_reference(h, w, cin, mult, k, padding, s, d, fmt, dtype):
+    if padding == "VALID" and min(h, w) < (k - 1) * d + 1:
+        return
+    rng = np.random.default_rng(h * 100 + w)
+    x = rng.standard_normal((2, h, w, cin)).astype(dtype)
+    f = rng.standard_normal((k, k, cin, mult)).astype(dtype)
+    pads = [_same_pads(h, k, s, d), _same_pads(w, k, s, d)] if padding == "SAME" else [(0, 0)] * 2
+    want = reference_depthwise(x.astype(np.float64), f.astype(np.float64), (s, s), pads, (d, d))
+    g = mg.Graph()
+    with g.as_default():
+        xin = x.transpose(0, 3, 1, 2) if fmt == "NCHW" else x
+        y = mg.nn.depthwise_conv2d_native(xin, f, s, padding, data_format=fmt, dilations=d)
+    out = mg.Session(g).run(y)
+    if fmt == "NCHW":
+        out = out.transpose(0, 2, 3, 1)
+    assert out.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+
+
+def test_depthwise_tf_example_and_shape():
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.depthwise_conv2d_native(
+            np.ones((1, 3, 3, 2), np.float32), np.ones((2, 2, 2, 3), np.float32), 1, "VALID"
+        )
+        p = mg.placeholder(mg.float32, [None, 8, None, 4])
+        z = mg.nn.depthwise_conv2d_native(p, np.ones((3, 3, 4, 2), np.float32), 2, "SAME")
+    assert y.shape.as_list() == [1, 2, 2, 6]
+    assert z.shape.as_list() == [None, 4, None, 8]
+    np.testing.assert_array_equal(mg.Session(g).run(y), np.full((1, 2, 2, 6), 4, np.float32))
+
+
+def test_depthwise_channel_mismatch_names_the_node():
+    with mg.Graph().as_default():
+        with pytest.raises(errors.InvalidArgumentError, match="Dimensions must be equal") as e:
+            mg.nn.depthwise_conv2d_native(
+                np.ones((1, 3, 3, 2), np.float32), np.ones((2, 2, 3, 1), np.float32), 1, "VALID",
+                name="dw",
+            )  # fmt: skip
+    assert e.value.node_name == "dw"
+
+
+# -- MaxPool, AvgPool ------------------------------------------------------------------------
+
+
+def reference_pool(x, k, s, padding, average):
+    """One output cell at a time over the in-bounds cells of its window (TF's rules)."""
+    n, h, w, c = x.shape
+    if padding == "SAME":
+        oh, ow = -(-h // s[0]), -(-w // s[1])
+        top, left = _same_pads(h, k[0], s[0], 1)[0], _same_pads(w, k[1], s[1], 1)[0]
+    else:
+        oh, ow = (h - k[0]) // s[0] + 1, (w - k[1]) // s[1] + 1
+        top = left = 0
+    out = np.zeros((n, oh, ow, c), np.float64 if average else x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * s[0] - top, j * s[1] - left
+            cells = x[:, max(r0, 0) : r0 + k[0], max(c0, 0) : c0 + k[1], :].reshape(n, -1, c)
+            if average:
+                out[:, i, j] = cells.astype(np.float64).mean(axis=1)
+            else:
+                info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+                best = np.full((n, c), info.min, x.dtype)
+                for t in range(cells.shape[1]):
+                    best = np.where(cells[:, t] > best, cells[:, t], best)
+                out[:, i, j] = best
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 7),
+    st.integers(1, 7),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from(["SAME", "VALID"]),
+    st.sampled_from(["NHWC", "NCHW"]),
+    st.sampled_from([np.float16, np.float32, np.float64, np.int32, np.uint8, np.int64]),
+    st.booleans(),
+)
+def test_pools_match_reference(h, w, kh, kw, sh, sw, padding, fmt, dtype, average):
+    if padding == "VALID" and (h < kh or w < kw):
+        return
+    if average and np.dtype(dtype).kind != "f":
+        return
+    rng = np.random.default_rng(h * 10 + w)
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal((2, h, w, 3)).astype(dtype)
+        x.flat[::5] = np.nan if not average else x.flat[::5]
+        x.flat[1::7] = -np.inf if not average else x.flat[1::7]
+    else:
+        x = rng.integers(0, 100, (2, h, w, 3)).astype(dtype)
+    pool = mg.nn.avg_pool if average else mg.nn.max_pool
+    g = mg.Graph()
+    with g.as_default():
+        y = pool(x.transpose(0, 3, 1, 2) if fmt == "NCHW" else x, [kh, kw], [sh, sw], padding,
+                 data_format=fmt)  # fmt: skip
+    out = mg.Session(g).run(y)
+    if fmt == "NCHW":
+        out = out.transpose(0, 2, 3, 1)
+    want = reference_pool(x, (kh, kw), (sh, sw), padding, average)
+    assert out.dtype == dtype and out.shape == want.shape
+    if average:
+        tol = 2e-3 if dtype == np.float16 else 1e-6
+        np.testing.assert_allclose(out.astype(np.float64), want, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(out, want)
+
+
+def test_pool_tf_examples():
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.nn.avg_pool(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1), 2, 2, "SAME")
+        m = mg.nn.max_pool(np.full((1, 2, 2, 1), -np.inf, np.float32), 2, 1, "VALID")
+        n = mg.nn.max_pool(
+            np.array([np.nan, 1, np.nan, np.nan], np.float32).reshape(1, 2, 2, 1), [1, 2], 1,
+            "VALID",
+        )  # fmt: skip
+        e = mg.nn.max_pool(
+            np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1),
+            2,
+            1,
+            [[0, 0], [1, 0], [0, 1], [0, 0]],
+        )
+        z = mg.nn.max_pool(np.ones((1, 2, 2, 1), np.float32), 3, 2, "VALID")
+    ra, rm, rn, re, rz = mg.Session(g).run([a, m, n, e, z])
+    np.testing.assert_array_equal(ra[0, :, :, 0], [[2, 3.5], [6.5, 8]])
+    assert rm.item() == np.finfo(np.float32).min  # TF 2.21: lowest float, not -inf
+    np.testing.assert_array_equal(rn.reshape(-1), [1, np.finfo(np.float32).min])
+    np.testing.assert_array_equal(re[0, :, :, 0], [[1, 1], [3, 3]])
+    assert rz.shape == (1, 0, 0, 1)  # TF: an empty result, no error
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(ksize=[1, 3, 3, 1], strides=1, padding="VALID"), errors.InvalidArgumentError,
+         "Computed output size would be negative: -1"),
+        (dict(ksize=[2, 1, 1, 1], strides=1, padding="VALID"), errors.UnimplementedError,
+         "not yet supported on the batch dimension"),
+        (dict(ksize=[1, 1, 1, 2], strides=[1, 1, 1, 2], padding="VALID"),
+         errors.UnimplementedError, "depth"),
+        (dict(ksize=[1, 0, 1, 1], strides=1, padding="VALID"), errors.InvalidArgumentError,
+         "ksize must be positive"),
+        (dict(ksize=[1, 1, 1], strides=1, padding="VALID"), errors.InvalidArgumentError,
+         "ksize field must specify 4 dimensions"),
+        (dict(ksize=1, strides=[1, 1, 1], padding="VALID"), errors.InvalidArgumentError,
+         "stride field must specify 4 dimensions"),
+    ],
+)  # fmt: skip
+def test_pool_errors(kwargs, error, message):
+    for pool in (mg.nn.max_pool, mg.nn.avg_pool):
+        with mg.Graph().as_default():
+            with pytest.raises(error, match=message) as e:
+                pool(np.ones((1, 1, 1, 1), np.float32), name="p", **kwargs)
+        assert e.value.node_name == "p"
+
+
+def test_pool_dtype_and_rank_errors():
+    with mg.Graph().as_default():
+        with pytest.raises(errors.InvalidArgumentError, match="not in the list"):
+            mg.nn.avg_pool(np.ones((1, 2, 2, 1), np.int32), 1, 1, "VALID")
+        with pytest.raises(errors.InvalidArgumentError, match="must be rank 4"):
+            mg.nn.max_pool(np.ones((2, 2, 1), np.float32), 1, 1, "VALID")
+
+
+def test_pool_runtime_shape_check_on_fed_input():
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.float32, [None, None, None, None])
+        y = mg.nn.max_pool(p, 3, 1, "VALID", name="late")
+    with pytest.raises(errors.InvalidArgumentError, match="negative") as e:
+        mg.Session(g).run(y, {p: np.ones((1, 1, 1, 1), np.float32)})
+    assert e.value.node_name == "late"
