@@ -1,7 +1,7 @@
 """``mg.nn``: the neural-network builders under tf.compat.v1.nn's names.
 
-Activations, softmax, bias, batch norm, top-k and losses come from nn_ops; convolution and
-pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``).
+Activations, softmax, bias, batch norm and top-k come from nn_ops, losses from loss_ops,
+convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``).
 
 >>> import numpy as np, minigraph as mg
 >>> g = mg.Graph()
@@ -12,21 +12,23 @@ array([0., 2.])
 """
 
 from minigraph.ops.conv_ops import avg_pool, conv2d, depthwise_conv2d_native, max_pool
+from minigraph.ops.loss_ops import (
+    l2_loss,
+    softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
 from minigraph.ops.nn_ops import (
     bias_add,
     elu,
     fused_batch_norm,
     in_top_k,
-    l2_loss,
     leaky_relu,
     log_softmax,
     relu,
     relu6,
     selu,
     softmax,
-    softmax_cross_entropy_with_logits,
     softplus,
-    sparse_softmax_cross_entropy_with_logits,
     top_k,
 )
 
