@@ -29,7 +29,7 @@ def with_cpp_api():
     block = ops.Const(root, [2, 2])
     pads = ops.Const(root, [[0, 0], [0, 0]])
     s2b = ops.SpaceToBatchND(root.with_op_name("to_batch"), x, block, pads)
-    shifted = ops.Add(root.with_op_name("shift"), s2b, ops.Const(root, 1.0))
+    shifted = ops.AddV2(root.with_op_name("shift"), s2b, ops.Const(root, 1.0))
     y = ops.BatchToSpaceND(root.with_op_name("to_space"), shifted, block, pads)
     (out,) = mg.ClientSession(root).run([y.output], {x.output: X})
     return root.graph, out

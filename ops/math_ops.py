@@ -1,14 +1,24 @@
-"""Elementwise math, comparison and logical ops, with NumPy broadcasting.
+"""Elementwise math with NumPy broadcasting: arithmetic, TensorFlow's five divisions,
+powers, and the unary functions.
 
-One factory, :func:`elementwise`, declares and registers a whole family; the
-kernels write into a forwardable input buffer when the executor offers one, so
-a chain of elementwise ops on a large tensor needs about two buffers, not one
-per op. Both operands must have the same dtype: minigraph never mixes int and
-float silently (``mg.cast`` says so explicitly), as TensorFlow.
+Ops: Add, AddV2, Sub, Mul, RealDiv, Div, DivNoNan, FloorDiv, FloorMod, TruncateDiv,
+TruncateMod, Pow, SquaredDifference, Maximum, Minimum, Neg, Abs, Sign, Square, Sqrt,
+Rsqrt, Reciprocal, Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Erf, Erfc, Floor,
+Ceil, Round, Rint, IsNan, IsInf, IsFinite. Comparisons, logical ops, Select and
+ClipByValue are in compare_ops; MatMul and Einsum in linalg_ops.
+
+One factory, :func:`elementwise`, declares and registers each op; a kernel is a ufunc
+name (whose kernel writes into a forwardable input buffer when the executor offers one,
+so a chain of elementwise ops on a large tensor needs about two buffers) or a function
+of ``(xp, *arrays)`` written once for NumPy and CuPy. Both operands must have the same
+dtype: minigraph never mixes int and float silently (``mg.cast`` says so explicitly), as
+TensorFlow. Integer division by zero is an InvalidArgumentError (checked before
+computing); float division follows IEEE, with NumPy's warnings silenced.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +27,7 @@ from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import ALL, INEXACT, NUMBER, REAL
+from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
@@ -27,19 +37,56 @@ BUILDERS = (
     "subtract",
     "multiply",
     "divide",
+    "truediv",
+    "floordiv",
+    "floormod",
+    "mod",
+    "truncatediv",
+    "truncatemod",
+    "pow",
+    "squared_difference",
+    "div_no_nan",
     "negative",
     "maximum",
     "minimum",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "logical_and",
-    "logical_or",
-    "logical_not",
+    "abs",
+    "sign",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "erfc",
+    "floor",
+    "ceil",
+    "round",
+    "rint",
+    "is_nan",
+    "is_inf",
+    "is_finite",
 )
+
+# TensorFlow's type sets (bfloat16 aside, which minigraph has not).
+SIGNED = type_set(dtypes.FLOAT_TYPES + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64))
+SIGNED_OR_COMPLEX = type_set(
+    dtypes.FLOAT_TYPES
+    + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
+    + dtypes.COMPLEX_TYPES
+)
+TRUNCATE_MOD_TYPES = type_set((dtypes.int32, dtypes.int64) + dtypes.FLOAT_TYPES)
+SQUARED_DIFFERENCE_TYPES = type_set(
+    dtypes.FLOAT_TYPES + (dtypes.int32, dtypes.int64) + dtypes.COMPLEX_TYPES
+)
+
+Check = Callable[[KernelContext, Any, Any], None]
 
 
 def _unary_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
@@ -55,12 +102,44 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 _FORWARD_MIN_SIZE = 4096
 
 
-def _binary_kernel(ufunc_name: str, keeps_dtype: bool, quiet: bool) -> Any:
-    np_ufunc = getattr(np, ufunc_name)
+def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any, quiet: bool) -> Any:
+    """``fn(*args)``: a ufunc (``np_fn`` on the CPU, CuPy's of that name on the GPU), or a
+    function of ``(xp, *args)``."""
+    xp = ctx.xp
+    if np_fn is None:
+        if quiet:  # NumPy's errstate: CuPy never warns (the simulated GPU would)
+            with np.errstate(all="ignore"):
+                return fn(xp, *args)
+        return fn(xp, *args)
+    ufunc = np_fn if xp is np else getattr(xp, fn)
+    if quiet:
+        with np.errstate(all="ignore"):
+            return ufunc(*args) if out is None else ufunc(*args, out=out)
+    return ufunc(*args) if out is None else ufunc(*args, out=out)
+
+
+def _finish(xp: Any, r: Any, dtype: Any, shape: tuple) -> Any:
+    if r.dtype != dtype:
+        r = r.astype(dtype)
+    return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
+
+
+# ufuncs whose output dtype is the out_type of their ops (bool) with no cast needed
+_COMPARISONS = frozenset(
+    ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and"]
+    + ["logical_or"]
+)
+
+
+def _binary_kernel(
+    fn: Any, out_type: Any, quiet: bool, check: Check | None, incompatible: bool | None
+) -> Any:
+    np_fn: Any = getattr(np, fn) if isinstance(fn, str) else None
+    forwards = np_fn is not None and out_type is None
+    plain = np_fn is not None and not quiet and (out_type is None or fn in _COMPARISONS)
 
     def kernel(ctx: KernelContext, x: Any, y: Any) -> Any:
         xp = ctx.xp
-        ufunc = np_ufunc if xp is np else getattr(xp, ufunc_name)
         if x.shape == y.shape or not y.ndim:
             shape = x.shape
         elif not x.ndim:
@@ -69,64 +148,268 @@ def _binary_kernel(ufunc_name: str, keeps_dtype: bool, quiet: bool) -> Any:
             try:
                 shape = np.broadcast_shapes(x.shape, y.shape)
             except ValueError:
+                if incompatible is not None and not ctx.attrs["incompatible_shape_error"]:
+                    return xp.asarray(incompatible)
                 ctx.fail(f"Incompatible shapes: {TensorShape(x.shape)} vs. {TensorShape(y.shape)}")
             ctx.check_size(shape, x.dtype)  # both sides broadcast: the output can be huge
+        if check is not None and x.dtype.kind in "iu" and 0 not in shape:
+            check(ctx, x, y)
         out = None
-        if keeps_dtype and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
+        if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x, y), shape, x.dtype)
-        if quiet and xp is np:
-            with np.errstate(all="ignore"):
-                r = ufunc(x, y, out=out)
-        else:
+        if plain:  # the executor's hot path (Add, Mul...): one ufunc call
+            ufunc = np_fn if xp is np else getattr(xp, fn)
             r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
-        return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
+            return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
+        r = _compute(ctx, fn, np_fn, (x, y), out, quiet)
+        return _finish(xp, r, x.dtype if out_type is None else out_type, shape)
 
     return kernel
 
 
-def _unary_kernel(ufunc_name: str, keeps_dtype: bool) -> Any:
-    np_ufunc = getattr(np, ufunc_name)
+def _unary_kernel(fn: Any, out_type: Any, quiet: bool) -> Any:
+    np_fn = getattr(np, fn) if isinstance(fn, str) else None
+    forwards = np_fn is not None and out_type is None
 
     def kernel(ctx: KernelContext, x: Any) -> Any:
-        xp = ctx.xp
-        ufunc = np_ufunc if xp is np else getattr(xp, ufunc_name)
         out = None
-        if keeps_dtype and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
+        if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x,), x.shape, x.dtype)
-        r = ufunc(x) if out is None else ufunc(x, out=out)
-        return r if x.ndim else xp.asarray(r)  # NumPy gives scalars for 0-d operands
+        r = _compute(ctx, fn, np_fn, (x,), out, quiet)
+        return _finish(ctx.xp, r, x.dtype if out_type is None else out_type, x.shape)
 
     return kernel
 
 
 def elementwise(
     op_type: str,
-    ufunc: str,
+    fn: str | Callable[..., Any],
     types: str,
     *,
     builder: str,
     binary: bool = True,
     out_type: str | None = None,
     quiet: bool = False,
+    check: Check | None = None,
+    attrs: Sequence[str] = (),
+    shape_fn: Callable[..., Any] | None = None,
+    incompatible: bool | None = None,
     doc: str = "",
 ) -> tuple[Any, type]:
-    """Declare, register and generate one elementwise op; returns (builder, class)."""
-    ins = ["x: T", "y: T"] if binary else ["x: T"]
+    """Declare, register and generate one elementwise op; returns (builder, class).
+
+    ``types`` is a type constraint (``{float32, float64}``) or one dtype (``bool``);
+    ``fn`` is a ufunc name (NumPy's and CuPy's) or a function of ``(xp, *arrays)``;
+    ``quiet`` silences NumPy's floating-point warnings (IEEE results are the answer);
+    ``check(ctx, x, y)`` runs first on integer operands (division by zero);
+    ``incompatible`` is the scalar a binary op gives for shapes that do not broadcast
+    when its ``incompatible_shape_error`` attr is false (Equal, NotEqual).
+    """
+    fixed = not types.startswith("{")  # one dtype ("bool"): no type attr, as TF's LogicalAnd
+    t = types if fixed else "T"
+    ins = [f"x: {t}", f"y: {t}"] if binary else [f"x: {t}"]
     op_def = define_op(
         op_type,
         inputs=ins,
-        outputs=[f"z: {out_type or 'T'}"] if binary else [f"y: {out_type or 'T'}"],
-        attrs=[f"T: {types}"],
-        shape_fn=_binary_shape if binary else _unary_shape,
+        outputs=[f"z: {out_type or t}"] if binary else [f"y: {out_type or t}"],
+        attrs=[*([] if fixed else [f"T: {types}"]), *attrs],
+        shape_fn=shape_fn or (_binary_shape if binary else _unary_shape),
         doc=doc,
     )
-    keeps = out_type is None
-    kernel = _binary_kernel(ufunc, keeps, quiet) if binary else _unary_kernel(ufunc, keeps)
+    dtype = None if out_type is None else np.dtype(dtypes.as_dtype(out_type).np)
+    if binary:
+        kernel = _binary_kernel(fn, dtype, quiet, check, incompatible)
+    else:
+        kernel = _unary_kernel(fn, dtype, quiet)
     register_kernel(op_type, "CPU", "GPU")(kernel)
     return make_builder(op_def, builder), make_wrapper_class(op_def)
 
 
-add, Add = elementwise("Add", "add", NUMBER, builder="add", doc="x + y, with broadcasting.")
+# -- Integer checks and the kernels NumPy has no one ufunc for -------------------------------
+
+
+def _no_zero_divisor(ctx: KernelContext, x: Any, y: Any) -> None:
+    if not y.all():
+        ctx.fail("Integer division by zero")
+
+
+def _no_negative_power(ctx: KernelContext, x: Any, y: Any) -> None:
+    if y.dtype.kind == "i" and (y < 0).any():
+        ctx.fail("Integers to negative integer powers are not allowed")
+
+
+def _truncate_div(xp: Any, x: Any, y: Any) -> Any:
+    if x.dtype.kind == "u":
+        return xp.floor_divide(x, y)
+    if x.dtype.kind == "i":  # floor, then one step towards zero where it rounded down
+        q = xp.floor_divide(x, y)
+        return q + ((q * y != x) & ((x < 0) != (y < 0))).astype(q.dtype)
+    return xp.trunc(x / y)
+
+
+def _div(xp: Any, x: Any, y: Any) -> Any:
+    return _truncate_div(xp, x, y) if x.dtype.kind in "iu" else x / y
+
+
+def _floor_div(xp: Any, x: Any, y: Any) -> Any:
+    if x.dtype.kind in "iu":
+        return xp.floor_divide(x, y)
+    return xp.floor(x / y)  # TF: the floor of the rounded quotient (1.0 // 0.1 is 10)
+
+
+def _floor_mod(xp: Any, x: Any, y: Any) -> Any:
+    if x.dtype.kind in "iu":
+        return xp.remainder(x, y)
+    r = xp.fmod(x, y)  # TF's formula: the sign of zero is fmod's, infinities as TF
+    return xp.where((r != 0) & ((y < 0) != (r < 0)), r + y, r)
+
+
+def _div_no_nan(xp: Any, x: Any, y: Any) -> Any:
+    q = x / y
+    return xp.where(y == 0, xp.zeros((), q.dtype), q)
+
+
+def _squared_difference(xp: Any, x: Any, y: Any) -> Any:
+    d = x - y
+    return d * xp.conj(d) if d.dtype.kind == "c" else d * d
+
+
+def _sign(xp: Any, x: Any) -> Any:
+    if x.dtype.kind != "c":
+        return xp.sign(x)
+    a = xp.abs(x)
+    return x / (a + (a == 0))  # x / |x|, and 0 for 0
+
+
+def _rsqrt(xp: Any, x: Any) -> Any:
+    return 1 / xp.sqrt(x)
+
+
+def _sigmoid(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    e = xp.exp(-xp.abs(x))  # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _round(xp: Any, x: Any) -> Any:
+    # Half to even. TF's CPU kernel gives zeros for ints (a bug tf.round never reaches).
+    return x.copy() if x.dtype.kind in "iu" else xp.rint(x)
+
+
+# Erf and Erfc: Cephes' rational approximations (S. Moshier, ndtr.c; public domain),
+# evaluated in float64 on both devices (NumPy has no erf), good to a few ulp.
+_ERF_T = (
+    9.60497373987051638749e0,
+    9.00260197203842689217e1,
+    2.23200534594684319226e3,
+    7.00332514112805075473e3,
+    5.55923013010394962768e4,
+)
+_ERF_U = (  # leading 1 implied
+    3.35617141647503099647e1,
+    5.21357949780152679795e2,
+    4.59432382970980127987e3,
+    2.26290000613890934246e4,
+    4.92673942608635921086e4,
+)
+_ERFC_P = (
+    2.46196981473530512524e-10,
+    5.64189564831068821977e-1,
+    7.46321056442269912687e0,
+    4.86371970985681366614e1,
+    1.96520832956077098242e2,
+    5.26445194995477358631e2,
+    9.34528527171957607540e2,
+    1.02755188689515710272e3,
+    5.57535335369399327526e2,
+)
+_ERFC_Q = (  # leading 1 implied
+    1.32281951154744992508e1,
+    8.67072140885989742329e1,
+    3.54937778887819891062e2,
+    9.75708501743205489753e2,
+    1.82390916687909736289e3,
+    2.24633760818710981792e3,
+    1.65666309194161350182e3,
+    5.57535340817727675546e2,
+)
+_ERFC_R = (
+    5.64189583547755073984e-1,
+    1.27536670759978104416e0,
+    5.01905042251180477414e0,
+    6.16021097993053585195e0,
+    7.40974269950448939160e0,
+    2.97886665372100240670e0,
+)
+_ERFC_S = (  # leading 1 implied
+    2.26052863220117276590e0,
+    9.39603524938001434673e0,
+    1.20489539808096656605e1,
+    1.70814450747565897222e1,
+    9.60896809063285878198e0,
+    3.36907645100081516050e0,
+)
+
+
+def _poly(x: Any, coefs: Sequence[float], monic: bool = False) -> Any:
+    r = x + coefs[0] if monic else x * 0 + coefs[0]
+    for c in coefs[1:]:
+        r = r * x + c
+    return r
+
+
+def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any]:
+    """For float64 ``x``: (|x| < 1, erf(x) where |x| < 1, erfc(|x|) where |x| >= 1)."""
+    small = xp.abs(x) < 1
+    xs = xp.where(small, x, 0.0)
+    z = xs * xs
+    erf_small = xs * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
+    a = xp.where(small, 1.0, xp.minimum(xp.abs(x), 28.0))  # erfc(28) underflows; NaN stays
+    hi = xp.floor(a * 128) / 128  # exp(-a*a) without the rounding error of a*a
+    lo = a - hi
+    e = xp.exp(-hi * hi) * xp.exp(-(2 * hi + lo) * lo)
+    ratio = xp.where(
+        a < 8,
+        _poly(a, _ERFC_P) / _poly(a, _ERFC_Q, monic=True),
+        _poly(a, _ERFC_R) / _poly(a, _ERFC_S, monic=True),
+    )
+    return small, erf_small, e * ratio
+
+
+def _erf(xp: Any, x: Any) -> Any:
+    x64 = x.astype(np.float64)
+    small, erf_small, erfc_big = _erf_parts(xp, x64)
+    return xp.where(small, erf_small, xp.sign(x64) * (1 - erfc_big))
+
+
+def _erfc(xp: Any, x: Any) -> Any:
+    x64 = x.astype(np.float64)
+    small, erf_small, erfc_big = _erf_parts(xp, x64)
+    return xp.where(small, 1 - erf_small, xp.where(x64 < 0, 2 - erfc_big, erfc_big))
+
+
+# -- Binary ops ------------------------------------------------------------------------------
+
+add, AddV2 = elementwise(
+    "AddV2",
+    "add",
+    NUMBER,
+    builder="add",
+    doc="""
+x + y, with broadcasting: what ``tf.add`` and ``+`` emit in TensorFlow 2. Integers wrap.
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     z = mg.add([1, 2, 3], 10)
+>>> mg.Session(g).run(z)
+array([11, 12, 13], dtype=int32)
+""",
+)
+_add_v1, Add = elementwise(
+    "Add", "add", NUMBER, builder="add_v1", doc="x + y, with broadcasting (TF 1.x graphs)."
+)
 subtract, Sub = elementwise(
     "Sub", "subtract", NUMBER, builder="subtract", doc="x - y, with broadcasting."
 )
@@ -139,10 +422,106 @@ _real_div, RealDiv = elementwise(
     INEXACT,
     builder="real_div",
     quiet=True,
-    doc="x / y for floating and complex types.",
+    doc="x / y for floating and complex types (IEEE: 1/0 is inf, 0/0 is NaN).",
 )
-negative, Neg = elementwise(
-    "Neg", "negative", NUMBER, builder="negative", binary=False, doc="-x, elementwise."
+_div_v1, Div = elementwise(
+    "Div",
+    _div,
+    NUMBER,
+    builder="div",
+    quiet=True,
+    check=_no_zero_divisor,
+    doc="""
+x / y as TensorFlow 1's ``Div``: integers truncate towards zero (``-7 / 2`` is -3), floats
+and complex numbers divide exactly. An integer division by zero is an InvalidArgumentError
+("Integer division by zero").
+""",
+)
+truncatediv, TruncateDiv = elementwise(
+    "TruncateDiv",
+    _truncate_div,
+    REAL,
+    builder="truncatediv",
+    quiet=True,
+    check=_no_zero_divisor,
+    doc="""
+x / y rounded towards zero, as C: ``-7 / 2`` is -3. An integer division by zero is an
+InvalidArgumentError (TensorFlow raises an InternalError).
+""",
+)
+truncatemod, TruncateMod = elementwise(
+    "TruncateMod",
+    "fmod",
+    TRUNCATE_MOD_TYPES,
+    builder="truncatemod",
+    quiet=True,
+    check=_no_zero_divisor,
+    doc="""
+The remainder of ``truncatediv``, with the sign of x (C's ``%`` and ``fmod``):
+``TruncateMod(-7, 2)`` is -1. An integer division by zero is an InvalidArgumentError.
+""",
+)
+floordiv, FloorDiv = elementwise(
+    "FloorDiv",
+    _floor_div,
+    REAL,
+    builder="floordiv",
+    quiet=True,
+    check=_no_zero_divisor,
+    doc="""
+x / y rounded towards negative infinity (``//``). For floats it is ``floor(x / y)`` of
+the rounded quotient, as TensorFlow (``1.0 // 0.1`` is 10.0; NumPy's is 9.0). An integer
+division by zero is an InvalidArgumentError ("Integer division by zero").
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     q = mg.floordiv([7, -7], [2, 2])
+>>> mg.Session(g).run(q)
+array([ 3, -4], dtype=int32)
+""",
+)
+floormod, FloorMod = elementwise(
+    "FloorMod",
+    _floor_mod,
+    REAL,
+    builder="floormod",
+    quiet=True,
+    check=_no_zero_divisor,
+    doc="""
+The remainder of ``floordiv``, with the sign of y (``%``): ``x - floordiv(x, y) * y``.
+``FloorMod(-7, 2)`` is 1. Floats follow TensorFlow's ``fmod``-based formula (``-5 % inf``
+is inf). An integer division by zero is an InvalidArgumentError.
+""",
+)
+mod = floormod
+div_no_nan, DivNoNan = elementwise(
+    "DivNoNan",
+    _div_no_nan,
+    INEXACT,
+    builder="div_no_nan",
+    quiet=True,
+    doc="x / y, but 0 wherever y is 0 (even when x is NaN or infinite).",
+)
+pow, Pow = elementwise(  # tf.pow
+    "Pow",
+    "power",
+    SIGNED_OR_COMPLEX,
+    builder="pow",
+    quiet=True,
+    check=_no_negative_power,
+    doc="""
+x to the power y. Integers wrap on overflow; a negative integer exponent is an
+InvalidArgumentError ("Integers to negative integer powers are not allowed").
+""",
+)
+squared_difference, SquaredDifference = elementwise(
+    "SquaredDifference",
+    _squared_difference,
+    SQUARED_DIFFERENCE_TYPES,
+    builder="squared_difference",
+    quiet=True,
+    doc="(x - y) * conj(x - y), with broadcasting.",
 )
 maximum, Maximum = elementwise(
     "Maximum",
@@ -158,59 +537,102 @@ minimum, Minimum = elementwise(
     builder="minimum",
     doc="The smaller of x and y, elementwise (NaN propagates).",
 )
-equal, Equal = elementwise(
-    "Equal",
-    "equal",
-    ALL,
-    builder="equal",
-    out_type="bool",
-    doc="x == y, elementwise, as a bool tensor.",
+
+
+# -- Unary ops -------------------------------------------------------------------------------
+
+
+def _unary(
+    op_type: str,
+    fn: Any,
+    types: str,
+    doc: str,
+    out_type: str | None = None,
+    quiet: bool = True,
+    builder: str | None = None,
+) -> tuple[Any, type]:
+    """One unary op; its builder is named as TF's (``IsNan`` -> ``is_nan``)."""
+    if builder is None:
+        builder = "".join("_" + c.lower() if c.isupper() else c for c in op_type).lstrip("_")
+    return elementwise(
+        op_type,
+        fn,
+        types,
+        builder=builder,
+        binary=False,
+        out_type=out_type,
+        quiet=quiet,
+        doc=doc,
+    )
+
+
+negative, Neg = _unary(
+    "Neg", "negative", NUMBER, "-x, elementwise (integers wrap).", builder="negative"
 )
-not_equal, NotEqual = elementwise(
-    "NotEqual",
-    "not_equal",
-    ALL,
-    builder="not_equal",
-    out_type="bool",
-    doc="x != y, elementwise, as a bool tensor.",
+abs, Abs = _unary("Abs", "absolute", SIGNED, "|x|, elementwise (integers wrap: |min| is min).")
+sign, Sign = _unary(
+    "Sign",
+    _sign,
+    SIGNED_OR_COMPLEX,
+    "-1, 0 or 1 by the sign of x (NaN for NaN); x / |x| for complex x, 0 for 0.",
 )
-less, Less = elementwise(
-    "Less", "less", REAL, builder="less", out_type="bool", doc="x < y, elementwise."
+square, Square = _unary("Square", "square", NUMBER, "x * x, elementwise.")
+sqrt, Sqrt = _unary("Sqrt", "sqrt", INEXACT, "The square root (NaN below 0 for reals).")
+rsqrt, Rsqrt = _unary("Rsqrt", _rsqrt, INEXACT, "1 / sqrt(x), elementwise.")
+reciprocal, Reciprocal = _unary("Reciprocal", "reciprocal", INEXACT, "1 / x, elementwise.")
+exp, Exp = _unary("Exp", "exp", INEXACT, "e to the power x.")
+expm1, Expm1 = _unary("Expm1", "expm1", INEXACT, "exp(x) - 1, accurate near 0.")
+log, Log = _unary("Log", "log", INEXACT, "The natural logarithm (-inf at 0, NaN below).")
+log1p, Log1p = _unary("Log1p", "log1p", INEXACT, "log(1 + x), accurate near 0.")
+sin, Sin = _unary("Sin", "sin", INEXACT, "The sine, elementwise.")
+cos, Cos = _unary("Cos", "cos", INEXACT, "The cosine, elementwise.")
+tanh, Tanh = _unary("Tanh", "tanh", INEXACT, "The hyperbolic tangent, elementwise.")
+sigmoid, Sigmoid = _unary(
+    "Sigmoid", _sigmoid, INEXACT, "1 / (1 + exp(-x)), computed without overflow."
 )
-less_equal, LessEqual = elementwise(
-    "LessEqual",
-    "less_equal",
-    REAL,
-    builder="less_equal",
-    out_type="bool",
-    doc="x <= y, elementwise.",
+erf, Erf = _unary(
+    "Erf",
+    _erf,
+    FLOAT,
+    """
+The error function, 2/sqrt(pi) times the integral of exp(-t*t) from 0 to x.
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.erf([0.0, 0.5, -1.0])
+>>> mg.Session(g).run(y)
+array([ 0.       ,  0.5204999, -0.8427008], dtype=float32)
+""",
 )
-greater, Greater = elementwise(
-    "Greater", "greater", REAL, builder="greater", out_type="bool", doc="x > y, elementwise."
+erfc, Erfc = _unary("Erfc", _erfc, FLOAT, "1 - erf(x), accurate where erf(x) is near 1.")
+floor, Floor = _unary("Floor", "floor", FLOAT, "The largest integer not above x.")
+ceil, Ceil = _unary("Ceil", "ceil", FLOAT, "The smallest integer not below x.")
+round, Round = _unary(  # tf.round
+    "Round",
+    _round,
+    SIGNED_OR_COMPLEX,
+    """
+x rounded to the nearest integer, halves to even (banker's rounding, as ``tf.round``);
+integers are returned unchanged, complex numbers are rounded part by part.
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     y = mg.round([0.5, 1.5, 2.5, -0.5, -1.7])
+>>> mg.Session(g).run(y)
+array([ 0.,  2.,  2., -0., -2.], dtype=float32)
+""",
 )
-greater_equal, GreaterEqual = elementwise(
-    "GreaterEqual",
-    "greater_equal",
-    REAL,
-    builder="greater_equal",
-    out_type="bool",
-    doc="x >= y, elementwise.",
-)
-logical_and, LogicalAnd = elementwise(
-    "LogicalAnd", "logical_and", "{bool}", builder="logical_and", doc="x AND y, elementwise."
-)
-logical_or, LogicalOr = elementwise(
-    "LogicalOr", "logical_or", "{bool}", builder="logical_or", doc="x OR y, elementwise."
-)
-logical_not, LogicalNot = elementwise(
-    "LogicalNot",
-    "logical_not",
-    "{bool}",
-    builder="logical_not",
-    binary=False,
-    doc="NOT x, elementwise.",
+rint, Rint = _unary("Rint", "rint", FLOAT, "The nearest integer, halves to even.")
+is_nan, IsNan = _unary("IsNan", "isnan", FLOAT, "Whether x is NaN.", "bool", quiet=False)
+is_inf, IsInf = _unary("IsInf", "isinf", FLOAT, "Whether x is +inf or -inf.", "bool", quiet=False)
+is_finite, IsFinite = _unary(
+    "IsFinite", "isfinite", FLOAT, "Whether x is neither infinite nor NaN.", "bool", quiet=False
 )
 
+
+# -- Division as the Python operators do it ------------------------------------------------
 
 # tf.math.truediv: integers are divided as floats (int8/16 -> float32, wider -> float64).
 _TRUEDIV_FLOAT = {
@@ -248,6 +670,9 @@ def divide(x: Any, y: Any, name: str | None = None) -> Output:
     return _real_div(xo, yo, name=name or "truediv")
 
 
+truediv = divide
+
+
 def _reflected(fn: Any) -> Any:
     return lambda self, other: fn(other, self)
 
@@ -257,42 +682,54 @@ for _method, _fn in [
     ("__sub__", subtract),
     ("__mul__", multiply),
     ("__truediv__", divide),
-    ("__lt__", less),
-    ("__le__", less_equal),
-    ("__gt__", greater),
-    ("__ge__", greater_equal),
-    ("__and__", logical_and),
-    ("__or__", logical_or),
+    ("__floordiv__", floordiv),
+    ("__mod__", floormod),
+    ("__pow__", pow),
 ]:
     register_operator(_method, _fn)
-for _method, _fn in [
-    ("__radd__", add),
-    ("__rsub__", subtract),
-    ("__rmul__", multiply),
-    ("__rtruediv__", divide),
-    ("__rand__", logical_and),
-    ("__ror__", logical_or),
-]:
-    register_operator(_method, _reflected(_fn))
+    register_operator(_method.replace("__", "__r", 1), _reflected(_fn))
 register_operator("__neg__", negative)
-register_operator("__invert__", logical_not)
+register_operator("__abs__", abs)
 
 __all__ = [
     "Add",
+    "AddV2",
     "Sub",
     "Mul",
     "RealDiv",
-    "Neg",
+    "Div",
+    "DivNoNan",
+    "FloorDiv",
+    "FloorMod",
+    "TruncateDiv",
+    "TruncateMod",
+    "Pow",
+    "SquaredDifference",
     "Maximum",
     "Minimum",
-    "Equal",
-    "NotEqual",
-    "Less",
-    "LessEqual",
-    "Greater",
-    "GreaterEqual",
-    "LogicalAnd",
-    "LogicalOr",
-    "LogicalNot",
+    "Neg",
+    "Abs",
+    "Sign",
+    "Square",
+    "Sqrt",
+    "Rsqrt",
+    "Reciprocal",
+    "Exp",
+    "Expm1",
+    "Log",
+    "Log1p",
+    "Sin",
+    "Cos",
+    "Tanh",
+    "Sigmoid",
+    "Erf",
+    "Erfc",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Rint",
+    "IsNan",
+    "IsInf",
+    "IsFinite",
     *BUILDERS,
 ]

@@ -31,7 +31,7 @@ def test_name_scopes_nest_and_uniquify():
         with mg.name_scope("outer"):
             b = mg.constant(1.0, name="a")
         c = mg.add(a, b)
-    assert c.op.name == "Add"
+    assert c.op.name == "AddV2"
     assert a.name == "outer/inner/a:0"
     assert b.name == "outer_1/a:0"
 
@@ -41,7 +41,7 @@ def test_auto_constants_are_named_under_the_op():
     with g.as_default():
         x = mg.placeholder(mg.float32, name="x")
         y = x + 1.0
-    assert [i.op.name for i in y.op.inputs] == ["x", "Add/y"]
+    assert [i.op.name for i in y.op.inputs] == ["x", "AddV2/y"]
     assert y.op.inputs[1].dtype == mg.float32
 
 

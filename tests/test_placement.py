@@ -64,11 +64,11 @@ def test_soft_placement_falls_back_to_cpu_with_copies(gpu, cpu_only_op):
     devices = [(s.op_type, s.device) for s in _plan(sess).steps if s.op_type != "Const"]
     assert devices == [
         ("_Copy", "GPU:0"),
-        ("Add", "GPU:0"),
+        ("AddV2", "GPU:0"),
         ("_Copy", "CPU:0"),
         ("_TestCpuOnly", "CPU:0"),
         ("_Copy", "GPU:0"),
-        ("Add", "GPU:0"),
+        ("AddV2", "GPU:0"),
     ]
     strict = mg.Session(g, device="/gpu:0", allow_soft_placement=False)
     with pytest.raises(errors.InvalidArgumentError, match="no GPU kernel for op _TestCpuOnly"):

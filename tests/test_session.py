@@ -102,7 +102,7 @@ def test_plan_cache_reuse(graph):
     sess.run(y, {x: [[3, 4]]})
     assert len(sess._plans) == 2
     plan = next(iter(sess._plans.values()))
-    assert [s.op_type for s in plan.steps] == ["Const", "Mul", "Const", "Add"]
+    assert [s.op_type for s in plan.steps] == ["Const", "Mul", "Const", "AddV2"]
 
 
 def test_no_mutation_of_feeds_or_constants():
