@@ -20,6 +20,7 @@ is accepted only when its value is TensorFlow's default for it (:data:`TF_ONLY_A
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -418,15 +419,19 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
         waiting[node.name] = len(deps)
         for src in deps:
             users[src].append(node.name)
-    ready = [n for n in by_name if waiting[n] == 0]
+    # Kahn's algorithm, always taking the earliest ready node in GraphDef order: a GraphDef
+    # that is already in topological order keeps its order exactly.
+    position = {n: i for i, n in enumerate(by_name)}
+    ready = [(position[n], n) for n in by_name if waiting[n] == 0]
+    heapq.heapify(ready)
     order: list[Any] = []
     while ready:
-        name = ready.pop(0) if len(ready) < 64 else ready.pop()
+        _, name = heapq.heappop(ready)
         order.append(by_name[name])
         for user in users[name]:
             waiting[user] -= 1
             if waiting[user] == 0:
-                ready.append(user)
+                heapq.heappush(ready, (position[user], user))
     if len(order) < len(by_name):
         import networkx as nx
 

@@ -142,9 +142,15 @@ OP_EXAMPLES = {
     "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
         F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
     ),
-    "FusedBatchNormV3": lambda: list(
-        mg.nn.fused_batch_norm(F.reshape(1, 1, 3, 4), F[0], F[1], F[2], F[0] + 1.0)
-    ),
+    "FusedBatchNormV3": lambda: mg.nn.fused_batch_norm(
+        # Fed, and only y fetched: TensorFlow's Grappler folds an all-constant one, and
+        # rewrites an inference one into Mul/Add, after which its other outputs are gone.
+        mg.placeholder(mg.float32, [1, 1, 3, 4], name="fbn_x"),
+        F[0],
+        F[1],
+        F[2],
+        F[0] + 1.0,
+    )[0],
     "TopKV2": lambda: list(mg.nn.top_k(F, 2)),
     "InTopKV2": lambda: mg.nn.in_top_k(F, [3, 0, 1], 1),
     "L2Loss": lambda: mg.nn.l2_loss(F),
