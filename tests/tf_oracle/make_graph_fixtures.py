@@ -90,14 +90,21 @@ def _frozen(
     specs: list[tf.TensorSpec],
     feeds: list[np.ndarray],
     kind: str = "tf.function",
+    **extra: Any,
 ) -> None:
     """A tf.function (or Keras model call) traced for ``specs`` and frozen."""
     concrete = tf.function(fn).get_concrete_function(*specs)
     frozen = convert_variables_to_constants_v2(concrete)
     gd = frozen.graph.as_graph_def()
     ins = [t.name for t in frozen.inputs if t.dtype != tf.resource]
+    # the converter lists the Placeholders in no fixed order: put them in the inputs' order,
+    # so that re-running the script rewrites the same bytes
+    first = [next(n for n in gd.node if n.name == t.split(":")[0]) for t in ins]
+    rest = [n for n in gd.node if n not in first]
+    del gd.node[:]
+    gd.node.extend(first + rest)
     outs = [t.name for t in frozen.outputs]
-    _save(name, gd, dict(zip(ins, feeds)), outs, kind=kind)
+    _save(name, gd, dict(zip(ins, feeds)), outs, kind=kind, **extra)
 
 
 def seed_graphs() -> None:
@@ -259,6 +266,9 @@ def keras_models() -> None:
         [tf.TensorSpec([None, 8], tf.float32, name="x")],
         [rng.standard_normal((4, 8)).astype(np.float32)],
         kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="two small matmuls and a softmax",
     )
     cnn = keras.Sequential(
         [
@@ -275,6 +285,9 @@ def keras_models() -> None:
         [tf.TensorSpec([None, 8, 8, 1], tf.float32, name="x")],
         [rng.standard_normal((2, 8, 8, 1)).astype(np.float32)],
         kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="a 3x3 convolution and a 64-term matmul",
     )
 
 
@@ -304,6 +317,9 @@ def keras_more() -> None:
         [tf.TensorSpec([None, 6, 6, 2], tf.float32, name="x")],
         [rng.standard_normal((3, 6, 6, 2)).astype(np.float32)],
         kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="a 3x3 convolution, batch norm, pooling means and a matmul",
     )
 
     def unrolled(x):
@@ -316,6 +332,267 @@ def keras_more() -> None:
         unrolled,
         [tf.TensorSpec([None, 2], tf.float32, name="x")],
         [rng.standard_normal((5, 2)).astype(np.float32)],
+    )
+
+
+def keras_real_models() -> None:
+    """Issue 11's real models: a residual block, a text model, a transformer block.
+
+    Each case states the tolerance its outputs are compared with (``rtol``/``atol`` in
+    cases.json, read by tests/test_models.py) and why.
+    """
+    rng = np.random.default_rng(6)
+    keras = tf.keras
+    layers = keras.layers
+    keras.utils.set_random_seed(7)
+
+    def trained_bn(layer: Any, n: int) -> None:
+        # non-trivial gamma, beta, moving mean and variance, as after training
+        layer.set_weights(
+            [
+                rng.uniform(0.5, 1.5, n),
+                rng.normal(size=n),
+                rng.normal(size=n),
+                rng.uniform(0.5, 2, n),
+            ]
+        )
+
+    # 1. residual block: Conv2D + BN + ReLU twice, a 1x1 projection skip, Add, GAP, Dense
+    x = keras.Input((8, 8, 3))
+    h = layers.Conv2D(4, 3, padding="same", use_bias=False)(x)
+    bn1 = layers.BatchNormalization()
+    h = layers.ReLU()(bn1(h))
+    h = layers.Conv2D(4, 3, padding="same", use_bias=False)(h)
+    bn2 = layers.BatchNormalization()
+    h = bn2(h)
+    skip = layers.Conv2D(4, 1)(x)
+    block = layers.ReLU()(layers.Add()([h, skip]))
+    h = layers.GlobalAveragePooling2D()(block)
+    resnet = keras.Model(x, [layers.Dense(3)(h), block])  # the block's output is fetched too
+    trained_bn(bn1, 4)
+    trained_bn(bn2, 4)
+    _frozen(
+        "keras_residual",
+        lambda x: resnet(x, training=False),
+        [tf.TensorSpec([None, 8, 8, 3], tf.float32, name="x")],
+        [rng.standard_normal((2, 8, 8, 3)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-5,
+        why="two 3x3 convolutions and a 64-element mean: float32 sums in another order",
+    )
+
+    # 2. text model: int32 token ids -> Embedding -> GlobalAveragePooling1D -> Dense
+    text = keras.Sequential(
+        [
+            keras.Input((6,), dtype="int32"),
+            layers.Embedding(20, 8),
+            layers.GlobalAveragePooling1D(),
+            layers.Dense(4, activation="relu"),
+            layers.Dense(2, activation="sigmoid"),
+        ]
+    )
+    _frozen(
+        "keras_text_embedding",
+        lambda ids: text(ids),
+        [tf.TensorSpec([None, 6], tf.int32, name="ids")],
+        [rng.integers(0, 20, (3, 6)).astype(np.int32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="a gather, a 6-element mean and two small matmuls",
+    )
+
+    # 3. transformer block: self-attention (2 heads), residual adds, layer norms, FFN, softmax
+    x = keras.Input((5, 8))
+    att = layers.MultiHeadAttention(num_heads=2, key_dim=4)(x, x)
+    h = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([x, att]))
+    ff = layers.Dense(16, activation="gelu")(h)
+    ff = layers.Dense(8)(ff)
+    block = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([h, ff]))
+    h = layers.GlobalAveragePooling1D()(block)
+    transformer = keras.Model(x, [layers.Dense(3, activation="softmax")(h), block, att])
+    _frozen(
+        "keras_transformer",
+        lambda x: transformer(x, training=False),
+        [tf.TensorSpec([None, 5, 8], tf.float32, name="x")],
+        [rng.standard_normal((2, 5, 8)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-5,
+        why="einsums, softmax, erf and two layer norms (variance of 8 values) in float32",
+    )
+
+
+def keras_more_models() -> None:
+    """More common Keras layers: depthwise convolution (MobileNet-like), a 1-D text CNN, an
+    unrolled LSTM."""
+    rng = np.random.default_rng(10)
+    keras = tf.keras
+    layers = keras.layers
+    keras.utils.set_random_seed(11)
+
+    bn1, bn2 = layers.BatchNormalization(), layers.BatchNormalization()
+    mobile = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            layers.ZeroPadding2D(1),
+            layers.Conv2D(4, 3, strides=2, use_bias=False),
+            bn1,
+            layers.ReLU(max_value=6.0),
+            layers.DepthwiseConv2D(3, padding="same", use_bias=False),
+            bn2,
+            layers.ReLU(),
+            layers.Conv2D(6, 1),
+            layers.Dropout(0.5),
+            layers.GlobalMaxPooling2D(),
+            layers.Dense(2),
+        ]
+    )
+    for bn in (bn1, bn2):
+        bn.set_weights(
+            [
+                rng.uniform(0.5, 1.5, 4),
+                rng.normal(size=4),
+                rng.normal(size=4),
+                rng.uniform(0.5, 2, 4),
+            ]
+        )
+    _frozen(
+        "keras_depthwise",
+        lambda x: mobile(x, training=False),
+        [tf.TensorSpec([None, 8, 8, 3], tf.float32, name="x")],
+        [rng.standard_normal((2, 8, 8, 3)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-5,
+        why="a strided 3x3 convolution, a depthwise one and a 1x1 one in float32",
+    )
+
+    text_cnn = keras.Sequential(
+        [
+            keras.Input((7,), dtype="int32"),
+            layers.Embedding(30, 8),
+            layers.Conv1D(4, 3, activation="relu"),
+            layers.GlobalMaxPooling1D(),
+            layers.Dense(1, activation="sigmoid"),
+        ]
+    )
+    _frozen(
+        "keras_text_cnn",
+        lambda ids: text_cnn(ids),
+        [tf.TensorSpec([None, 7], tf.int32, name="ids")],
+        [rng.integers(0, 30, (3, 7)).astype(np.int32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="a gather, a 24-term 1-D convolution, a max and a matmul",
+    )
+
+    lstm = keras.Sequential(
+        [keras.Input((4, 3)), layers.LSTM(5, unroll=True), layers.Dense(2)]
+    )  # unroll=True: four copies of the cell, no While loop
+    _frozen(
+        "keras_lstm_unrolled",
+        lambda x: lstm(x),
+        [tf.TensorSpec([None, 4, 3], tf.float32, name="x")],
+        [rng.standard_normal((3, 4, 3)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-6,
+        why="four steps of small matmuls, sigmoid and tanh",
+    )
+
+
+def fn_real_graphs() -> None:
+    """tf.functions as used in practice: a sharded embedding lookup with a top-k router
+    (mixture-of-experts style), and segment reductions."""
+    rng = np.random.default_rng(8)
+    shards = [
+        tf.constant(rng.standard_normal((4, 3)).astype(np.float32)) for _ in range(3)
+    ]  # 12 ids, id i lives in shard i % 3 at row i // 3
+    router = tf.constant(rng.standard_normal((3, 4)).astype(np.float32))
+    experts = tf.constant(rng.standard_normal((4, 3, 2)).astype(np.float32))
+
+    def sharded_moe(ids):
+        shard = ids % 3
+        local = ids // 3
+        parts = tf.dynamic_partition(local, shard, 3)
+        positions = tf.dynamic_partition(tf.range(tf.size(ids)), shard, 3)
+        rows = [tf.gather(table, part) for table, part in zip(shards, parts)]
+        emb = tf.dynamic_stitch(positions, rows)  # [n, 3], in ids' order
+        logits = tf.matmul(emb, router)  # [n, 4] expert scores
+        top, which = tf.math.top_k(logits, k=2)
+        gates = tf.nn.softmax(top)  # [n, 2]
+        chosen = tf.gather(experts, which)  # [n, 2, 3, 2]
+        out = tf.einsum("nd,nkdh->nkh", emb, chosen)
+        return tf.reduce_sum(out * gates[:, :, None], axis=1), emb, which
+
+    _frozen(
+        "fn_sharded_moe",
+        sharded_moe,
+        [tf.TensorSpec([None], tf.int32, name="ids")],
+        [np.array([5, 0, 11, 3, 3, 7, 10], np.int32)],
+        rtol=1e-5,
+        atol=1e-6,
+        why="exact gathers and stitches, then a 3-term matmul, softmax and einsum in float32",
+    )
+
+    def segments(data, seg, sorted_seg):
+        return (
+            tf.math.unsorted_segment_sum(data, seg, 4),
+            tf.math.unsorted_segment_max(data, seg, 4),
+            tf.math.segment_mean(data, sorted_seg),
+            tf.math.segment_sum(data * 2.0, sorted_seg),
+            tf.sparse.segment_mean(data, [0, 2, 5], [0, 0, 1]),
+        )
+
+    _frozen(
+        "fn_segments",
+        segments,
+        [
+            tf.TensorSpec([6, 3], tf.float32, name="data"),
+            tf.TensorSpec([6], tf.int32, name="seg"),
+            tf.TensorSpec([6], tf.int32, name="sorted_seg"),
+        ],
+        [
+            rng.standard_normal((6, 3)).astype(np.float32),
+            np.array([2, 0, 2, 3, 0, 2], np.int32),
+            np.array([0, 0, 1, 1, 1, 3], np.int32),
+        ],
+        rtol=1e-6,
+        atol=1e-6,
+        why="sums and means of at most 3 values",
+    )
+
+    scale, offset, mean, var = (
+        v.astype(np.float32)
+        for v in (
+            rng.uniform(0.5, 1.5, 2),
+            rng.normal(size=2),
+            rng.normal(size=2),
+            rng.uniform(0.5, 2, 2),
+        )
+    )
+    kernel = rng.standard_normal((3, 3, 2, 2)).astype(np.float32)
+
+    def fused_batch_norm(x):
+        # TF1-style batch norm (tf.compat.v1.layers, Keras 2) is one FusedBatchNormV3 node;
+        # Keras 3's BatchNormalization is arithmetic instead
+        h = tf.nn.conv2d(x, kernel, 1, "SAME")
+        h, _, _ = v1.nn.fused_batch_norm(
+            h, scale, offset, mean, var, epsilon=1e-3, is_training=False
+        )
+        return tf.nn.relu6(h) + x
+
+    _frozen(
+        "fn_fused_batchnorm",
+        fused_batch_norm,
+        [tf.TensorSpec([None, 5, 5, 2], tf.float32, name="x")],
+        [rng.standard_normal((2, 5, 5, 2)).astype(np.float32)],
+        rtol=1e-5,
+        atol=1e-5,
+        why="an 18-term convolution, then batch norm in float32",
     )
 
 
@@ -394,6 +671,9 @@ def main() -> None:
     frozen_graphs()
     keras_models()
     keras_more()
+    keras_real_models()
+    keras_more_models()
+    fn_real_graphs()
     unsupported_graph()
     (OUT / "cases.json").write_text(json.dumps(CASES, indent=1) + "\n")
     op_defs(python)
