@@ -4,6 +4,10 @@
 (placement, copies, the kernels' non-NumPy code) runs on machines without a GPU.
 ``MINIGRAPH_KERNEL_THREADS=N`` caps the threads a CPU kernel may split its work over
 (default: the cores, at most 4; 1 turns threading off).
+``MINIGRAPH_MAX_TENSOR_BYTES=N`` (or :func:`set_max_tensor_bytes`) caps the bytes one
+tensor may take; by default the cap is the machine's free memory (``MemAvailable`` in
+/proc/meminfo, else the physical memory), read again at most once a second. A Session's
+``max_tensor_bytes`` keyword overrides it for that Session.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
 against what shape inference promised. ``set_check_outputs(True)`` turns on
@@ -12,7 +16,9 @@ the checks alone (the test suite does).
 
 from __future__ import annotations
 
+import numbers
 import os
+import time
 from typing import Any
 
 __all__ = [
@@ -26,6 +32,10 @@ __all__ = [
     "simulated_gpu",
     "set_simulated_gpu",
     "kernel_threads",
+    "max_tensor_bytes",
+    "set_max_tensor_bytes",
+    "max_tensor_bytes_set",
+    "free_memory",
 ]
 
 _state: dict[str, Any] = {
@@ -35,7 +45,24 @@ _state: dict[str, Any] = {
     "simulated_gpu": os.environ.get("MINIGRAPH_SIMULATED_GPU", "") not in ("", "0"),
     "kernel_threads": int(os.environ.get("MINIGRAPH_KERNEL_THREADS", "0") or 0)
     or min(4, os.cpu_count() or 1),
+    "max_tensor_bytes": None,
 }
+
+
+def _env_bytes(name: str) -> int | None:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of bytes, got {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+_state["max_tensor_bytes"] = _env_bytes("MINIGRAPH_MAX_TENSOR_BYTES")
 
 
 def debug() -> bool:
@@ -82,3 +109,61 @@ def set_simulated_gpu(on: bool) -> None:
 def kernel_threads() -> int:
     """How many threads a CPU kernel may split independent work over."""
     return _state["kernel_threads"]
+
+
+def check_byte_count(value: Any, what: str) -> int | None:
+    """None, or a non-negative int (bools and floats refused): a byte count."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an int number of bytes or None, got {value!r}")
+    if int(value) < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    return int(value)
+
+
+def set_max_tensor_bytes(limit: int | None) -> None:
+    """Cap the bytes one tensor may take (None: the machine's free memory).
+
+    An output larger than this is a ResourceExhaustedError naming the node and the
+    bytes asked for, raised before anything is allocated.
+    """
+    _state["max_tensor_bytes"] = check_byte_count(limit, "max_tensor_bytes")
+
+
+def max_tensor_bytes_set() -> int | None:
+    """The cap set by :func:`set_max_tensor_bytes` (or the environment), None if unset."""
+    return _state["max_tensor_bytes"]
+
+
+def max_tensor_bytes() -> int:
+    """The bytes one tensor may take now: the set cap, else the machine's free memory."""
+    cap = _state["max_tensor_bytes"]
+    return free_memory() if cap is None else cap
+
+
+_free: list[float] = [0.0, 0]  # (when read, bytes)
+_FREE_MEMORY_TTL = 1.0
+
+
+def _read_free_memory() -> int:
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2**63 - 1
+
+
+def free_memory() -> int:
+    """The machine's free memory in bytes (MemAvailable, else physical memory), cached 1 s."""
+    now = time.monotonic()
+    if now - _free[0] > _FREE_MEMORY_TTL:
+        _free[1] = _read_free_memory()
+        _free[0] = now
+    return int(_free[1])

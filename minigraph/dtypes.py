@@ -121,17 +121,39 @@ _BY_NP = {d.np: d for d in ALL_TYPES}
 
 
 def as_dtype(value: Any) -> DType:
-    """Return the DType for a DType, a name ("float32"), or a NumPy dtype or type."""
+    """Return the DType for a DType, a documented name ("float32", "float", "half",
+    "double"...), or a NumPy dtype or scalar type; TypeError for anything else.
+
+    Only the names above are read as strings: NumPy's own spellings ("f8", "<i4",
+    "(2,)f8") are refused, so a graph file cannot smuggle a structured dtype in.
+    """
     if isinstance(value, DType):
         return value
-    if isinstance(value, str) and value in _BY_NAME:
-        return _BY_NAME[value]
+    if value is None:
+        raise TypeError("Expected DataType for argument 'dtype' not None.")
+    if isinstance(value, str | bytes):
+        name = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+        raise TypeError(
+            f"cannot convert {name[:60]!r} to a minigraph dtype: known names are "
+            f"{', '.join(sorted(_BY_NAME))}"
+        )
     if value is bool:
         return bool_
-    try:
+    found = None
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         found = _BY_NP.get(np.dtype(value))
-    except TypeError:
-        found = None
+    elif value in (int, float, complex):
+        found = _BY_NP.get(np.dtype(value))
     if found is None:
-        raise TypeError(f"cannot convert {value!r} to a minigraph dtype")
+        raise TypeError(f"cannot convert {_short(value)} to a minigraph dtype")
     return found
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."

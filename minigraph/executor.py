@@ -44,7 +44,7 @@ def _device_of(step: Step) -> Device:
     return Device(device_type, int(index or 0))
 
 
-def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
+def _bind(step: Step, tensor_bytes: int | None = None) -> tuple[Callable[..., Any], KernelContext]:
     kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
     device = _device_of(step)
     ctx = KernelContext(
@@ -55,6 +55,7 @@ def _bind(step: Step) -> tuple[Callable[..., Any], KernelContext]:
         step.device,
         step.forwardable,
         device.memory_limit,
+        tensor_bytes,
     )
     if any(n is not None for n in step.input_lengths):
         lengths = step.input_lengths
@@ -83,9 +84,14 @@ def _getter(slots: tuple[int, ...]) -> Callable[[list[Any]], Any]:
 
 
 class LocalExecutor:
-    """Runs plans in the calling thread; safe to call from several threads at once."""
+    """Runs plans in the calling thread; safe to call from several threads at once.
 
-    def __init__(self) -> None:
+    ``max_tensor_bytes`` caps the bytes one tensor may take in its runs (None:
+    ``mg.config.max_tensor_bytes()``, the machine's free memory unless set).
+    """
+
+    def __init__(self, max_tensor_bytes: int | None = None) -> None:
+        self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
         self._bound: dict[int, tuple[weakref.ref[Plan], list[tuple[Any, ...]]]] = {}
 
@@ -94,7 +100,7 @@ class LocalExecutor:
         if entry is None or entry[0]() is not plan:
             bound = []
             for step in plan.steps:
-                fn, ctx = _bind(step)
+                fn, ctx = _bind(step, self.max_tensor_bytes)
                 single = step.single_output
                 bound.append(
                     (
@@ -204,9 +210,16 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
 
 
 def _wrap(step: Step, e: Exception) -> errors.OpError:
-    """No exception but an OpError leaves a kernel: name the node and what broke."""
+    """No exception but an OpError leaves a kernel: name the node and what broke.
+
+    The one place where a MemoryError (or CuPy's OutOfMemoryError) that escaped a
+    kernel's size checks becomes a ResourceExhaustedError; anything else is a bug in
+    the kernel (InternalError).
+    """
     if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
-        return errors.ResourceExhaustedError(f"out of memory: {e}", step.node_name, step.op_type)
+        return errors.ResourceExhaustedError(
+            f"OOM while running the kernel: {e or type(e).__name__}", step.node_name, step.op_type
+        )
     return errors.InternalError(
         f"kernel raised {type(e).__name__}: {e}", step.node_name, step.op_type
     )

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes, errors
+from .devices import parse_device
 from .graph import Graph, Node, Output
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
@@ -31,6 +32,24 @@ from .scope import Scope
 from .shapes import TensorShape
 
 __all__ = ["graph_to_dict", "graph_from_dict", "to_json", "from_json"]
+
+_MAX_RANK = 64
+_INT64_MAX = 2**63 - 1
+
+
+def _short(value: Any, n: int = 120) -> str:
+    """``value`` for a message, cut to ``n`` characters (an int too long for str() too)."""
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except ValueError:  # Python's limit on an int's digits
+        if isinstance(value, int):
+            text = f"<an int of about {int(value.bit_length() * 0.30103)} digits>"
+        else:
+            text = f"<a {type(value).__name__} holding an int too long to print>"
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= n else text[: n - 3] + "..."
+
 
 FORMAT = "minigraph.graph"
 VERSION = 1
@@ -110,15 +129,22 @@ def _tensor_from_json(fail: _Fail, obj: Any) -> np.ndarray:
         fail(str(e))
     shape = _expect(fail, obj.get("shape"), list, "tensor shape")
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-        fail(f"tensor shape must be non-negative ints, got {shape}")
+        fail(f"tensor shape must be non-negative ints, got {_short(shape)}")
+    if len(shape) > _MAX_RANK:
+        fail(f"tensor shape has {len(shape)} dims, at most {_MAX_RANK} are supported")
+    if any(d > _INT64_MAX for d in shape) or math.prod(d for d in shape if d) > _INT64_MAX:
+        fail(f"tensor shape {_short(shape)} is too large (more than 2**63 - 1 entries)")
     try:
         raw = base64.b64decode(_expect(fail, obj.get("base64"), str, "tensor data"), validate=True)
     except (binascii.Error, ValueError) as e:
-        fail(f"tensor data is not base64: {e}")
+        fail(f"tensor data is not base64: {_short(str(e))}")
     count = math.prod(shape)
     if len(raw) != count * dt.size:
         fail(f"tensor data has {len(raw)} bytes, {dt.name}{shape} needs {count * dt.size}")
-    arr = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np).reshape(shape)
+    try:
+        arr = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np).reshape(shape)
+    except ValueError as e:  # a shape NumPy cannot hold, even with no data
+        fail(f"tensor shape {_short(shape)} cannot be held: {e}")
     return arr
 
 
@@ -138,30 +164,42 @@ def _attr_from_json(fail: _Fail, a: AttrDef, obj: Any) -> Any:
         if value is None:
             return TensorShape(None)
         _expect(fail, value, list, f"attr '{a.name}'")
-        if not all(d is None or (isinstance(d, int) and d >= 0) for d in value):
-            fail(f"attr '{a.name}' must list non-negative ints or null, got {value}")
-        return TensorShape(value)
+        if not all(
+            d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0) for d in value
+        ):
+            fail(f"attr '{a.name}' must list non-negative ints or null, got {_short(value)}")
+        if len(value) > _MAX_RANK:
+            fail(f"attr '{a.name}' has {len(value)} dims, at most {_MAX_RANK} are supported")
+        try:
+            return TensorShape(value).check_valid()
+        except ValueError as e:
+            fail(f"attr '{a.name}': {e}")
     if a.kind == "float":
         if isinstance(value, str) and value in ("nan", "inf", "-inf"):
             return float(value)
-        return float(_expect(fail, value, (int, float), f"attr '{a.name}'"))
+        if isinstance(value, bool):
+            fail(f"attr '{a.name}' must be a number, got bool")
+        try:
+            return float(_expect(fail, value, (int, float), f"attr '{a.name}'"))
+        except OverflowError:
+            fail(f"attr '{a.name}' = {_short(value)} does not fit a float")
     if a.kind == "list(int)":
         _expect(fail, value, list, f"attr '{a.name}'")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            fail(f"attr '{a.name}' must be a list of ints, got {value}")
+            fail(f"attr '{a.name}' must be a list of ints, got {_short(value)}")
         return tuple(value)
     expected = {"int": int, "bool": bool, "string": str}[a.kind]
     return _expect(fail, value, expected, f"attr '{a.name}'")
 
 
 def _add_node(graph: Graph, index: int, obj: Any) -> None:
-    from .wrappers import check_attrs, convert_inputs
+    from .wrappers import check_attrs, convert_inputs, node_errors
 
     fail = _Fail(f"node {index}")
     _expect(fail, obj, dict, "a node")
     name = _expect(fail, obj.get("name"), str, "node name")
     if not name or any(c in name for c in ":^") or name.startswith("/"):
-        fail(f"invalid node name {name!r}")
+        fail(f"invalid node name {_short(name)}")
     fail = _Fail(f"node {index} ('{name}')", name)
     op_type = _expect(fail, obj.get("op"), str, "op")
     try:
@@ -170,6 +208,10 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
         fail(e.message, errors.NotFoundError)
     fail.op = op_type
     device = _expect(fail, obj.get("device", ""), str, "device")
+    try:
+        parse_device(device)
+    except errors.OpError as e:
+        fail(e.message)
     attrs_obj = _expect(fail, obj.get("attrs", {}), dict, "attrs")
     known = {a.name: a for a in op_def.attrs}
     for key in attrs_obj:
@@ -187,14 +229,19 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
             else:
                 data.append(graph.get_tensor_by_name(ref))
         except errors.OpError as e:
-            fail(f"input {ref!r} is not an earlier node's output ({e.message})")
+            fail(f"input {_short(ref)} is not an earlier node's output ({e.message})")
     grouped: list[Any] = []
     it = iter(data)
     for arg in op_def.inputs:
         if arg.is_list:
             n: Any = attrs.get(arg.number_attr or "")
-            if not isinstance(n, int) or n < 0:
+            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
                 fail(f"list input '{arg.name}' needs attr '{arg.number_attr}'")
+            if n > len(data):
+                fail(
+                    f"attr '{arg.number_attr}' = {_short(n)} asks for more inputs than the "
+                    f"file lists ({len(data)})"
+                )
             grouped.append([next(it, None) for _ in range(n)])
         else:
             grouped.append(next(it, None))
@@ -218,16 +265,17 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
         value = np.array(final["value"])
         value.flags.writeable = False
         final["value"] = value
-    graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+    with node_errors(name, op_type):
+        graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
 
 
 def graph_from_dict(obj: Any) -> Graph:
     fail = _Fail("top level")
     _expect(fail, obj, dict, "the document")
     if obj.get("format") != FORMAT:
-        fail(f"not a minigraph graph file (format {obj.get('format')!r})")
+        fail(f"not a minigraph graph file (format {_short(obj.get('format'))})")
     if obj.get("version") != VERSION:
-        fail(f"unsupported version {obj.get('version')!r}; this minigraph reads {VERSION}")
+        fail(f"unsupported version {_short(obj.get('version'))}; this minigraph reads {VERSION}")
     graph = Graph()
     for i, node in enumerate(_expect(fail, obj.get("nodes"), list, "nodes")):
         _add_node(graph, i, node)
@@ -237,6 +285,11 @@ def graph_from_dict(obj: Any) -> Graph:
 def from_json(text: str | bytes) -> Graph:
     try:
         obj = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise errors.InvalidArgumentError(f"graph file: not valid JSON: {e}") from None
+    except (ValueError, RecursionError) as e:
+        # JSONDecodeError, UnicodeDecodeError and Python's limit on an int's digits (a
+        # 5000-digit number) are all ValueErrors.
+        msg = _short(str(e), 200)
+        if "integer string conversion" in msg:
+            msg = "an integer has more digits than Python reads (4300)"
+        raise errors.InvalidArgumentError(f"graph file: not valid JSON: {msg}") from None
     return graph_from_dict(obj)

@@ -7,7 +7,6 @@ so it holds plain data only and a remote worker can rebuild it.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,19 +17,10 @@ import numpy as np
 
 from . import config, errors
 
-__all__ = ["KernelContext", "check_output_size"]
+__all__ = ["KernelContext", "check_output_size", "tensor_limit"]
 
 _INT64_MAX = 2**63 - 1
 
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return _INT64_MAX
-
-
-_HOST_MEMORY = _physical_memory()
 
 # Below this much work, starting threads costs more than they save.
 PARALLEL_MIN_BYTES = 1 << 22
@@ -48,19 +38,31 @@ def _thread_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def tensor_limit(limit: int | None = None, device_limit: int | None = None) -> int:
+    """The bytes one tensor may take: ``limit`` (a Session's cap) if given, else
+    ``mg.config.max_tensor_bytes()`` (the set cap, else the free memory); never more
+    than ``device_limit`` (a GPU's memory) when that is given."""
+    if limit is None:
+        if device_limit is not None and config.max_tensor_bytes_set() is None:
+            return device_limit
+        limit = config.max_tensor_bytes()
+    return limit if device_limit is None else min(limit, device_limit)
+
+
 def check_output_size(
     shape: Sequence[int], itemsize: int, node_name: str, op_type: str, limit: int | None = None
 ) -> int:
     """Return the element count of ``shape``, or raise ResourceExhaustedError.
 
     Counts in Python ints, so an element count or byte size past int64, or past
-    what the device can hold, is reported before anything is allocated.
+    ``limit`` bytes (default: :func:`tensor_limit`), is reported before anything is
+    allocated.
     """
     count = 1
     for d in shape:
         count *= int(d)
     nbytes = count * itemsize
-    limit = _HOST_MEMORY if limit is None else limit
+    limit = tensor_limit() if limit is None else limit
     if count > _INT64_MAX or nbytes > limit:
         raise errors.ResourceExhaustedError(
             f"OOM when allocating tensor with shape [{','.join(str(int(d)) for d in shape)}]: "
@@ -77,6 +79,10 @@ class KernelContext:
     ``forwardable`` is the set of input positions whose buffers the executor
     hands over: not fed, not a constant, and with no other consumer. Only those
     may be written in place (see :meth:`output_buffer`).
+
+    ``memory_limit`` is the device's (a GPU's memory; None on the host) and
+    ``tensor_bytes`` the Session's cap (None: ``mg.config.max_tensor_bytes()``); every
+    size check uses the smaller (see :func:`tensor_limit`).
     """
 
     __slots__ = (
@@ -87,6 +93,7 @@ class KernelContext:
         "device",
         "forwardable",
         "memory_limit",
+        "tensor_bytes",
         "memo",
     )
 
@@ -99,6 +106,7 @@ class KernelContext:
         device: str = "CPU",
         forwardable: Iterable[int] = (),
         memory_limit: int | None = None,
+        tensor_bytes: int | None = None,
     ) -> None:
         self.attrs = attrs
         self.xp = xp
@@ -107,6 +115,7 @@ class KernelContext:
         self.device = device
         self.forwardable = tuple(sorted(forwardable))
         self.memory_limit = memory_limit
+        self.tensor_bytes = tensor_bytes
         self.memo: dict[str, Any] = {}  # per plan step, e.g. a constant already on the device
 
     def fail(
@@ -117,11 +126,12 @@ class KernelContext:
     def check_size(self, shape: Sequence[int], dtype: Any) -> int:
         """Element count of an output of this shape; ResourceExhaustedError if too large."""
         itemsize = np.dtype(dtype).itemsize
-        return check_output_size(shape, itemsize, self.node_name, self.op_type, self.memory_limit)
+        limit = tensor_limit(self.tensor_bytes, self.memory_limit)
+        return check_output_size(shape, itemsize, self.node_name, self.op_type, limit)
 
     def allocate(self, shape: Sequence[int], dtype: Any, fill: Any = None) -> Any:
         """A new array on this kernel's device, checked for size first."""
-        self.check_size(shape, dtype)
+        nbytes = self.check_size(shape, dtype) * np.dtype(dtype).itemsize
         shape = tuple(int(d) for d in shape)
         try:
             if fill is None:
@@ -131,7 +141,8 @@ class KernelContext:
             return self.xp.full(shape, fill, dtype)
         except MemoryError as e:
             self.fail(
-                f"OOM when allocating tensor with shape {list(shape)}: {e}",
+                f"OOM when allocating tensor with shape {list(shape)}: {nbytes} bytes "
+                f"needed ({e or 'MemoryError'})",
                 errors.ResourceExhaustedError,
             )
 

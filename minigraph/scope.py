@@ -80,6 +80,11 @@ class Scope:
         """Ops created under the result request this device (merged over the current one)."""
         if spec is None:
             return replace(self, device_spec=DeviceSpec())
+        if not isinstance(spec, str | DeviceSpec):
+            raise TypeError(
+                f"device_name_or_function must be a str, a DeviceSpec or None, got "
+                f"{type(spec).__name__}"
+            )
         new = spec if isinstance(spec, DeviceSpec) else parse_device(spec)
         return replace(self, device_spec=self.device_spec.merge(new))
 

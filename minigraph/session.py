@@ -14,18 +14,19 @@ import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from . import errors
+from . import config, errors
 from .devices import parse_device
 from .executor import Executor, LocalExecutor
 from .graph import Graph, Node, Operation, Output
+from .kernel import check_output_size, tensor_limit
 from .plan import Plan, build_plan
 from .scope import Scope, get_default_graph
 from .transfer import to_host
-from .wrappers import as_output
+from .wrappers import _short, as_array, as_output
 
 __all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata", "PLAN_CACHE_SIZE"]
 
@@ -64,6 +65,10 @@ class Session:
         allow_soft_placement: run an op on the CPU when the chosen device has
             no kernel for it.
         executor: what runs plans (default: a LocalExecutor).
+        max_tensor_bytes: the most bytes one tensor may take in this Session's runs
+            (default: ``mg.config.max_tensor_bytes()``, the machine's free memory unless
+            set); a larger output, feed conversion or fetch copy is a
+            ResourceExhaustedError naming the node, raised before allocating.
 
     >>> import numpy as np, minigraph as mg
     >>> g = mg.Graph()
@@ -81,12 +86,18 @@ class Session:
         device: str | None = None,
         allow_soft_placement: bool = True,
         executor: Executor | None = None,
+        max_tensor_bytes: int | None = None,
     ) -> None:
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a mg.Graph, got {type(graph).__name__}")
+        if device is not None and not isinstance(device, str):
+            raise TypeError(f"device must be a str or None, got {type(device).__name__}")
+        self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.graph = graph if graph is not None else get_default_graph()
         self.device = device
         self._device_spec = parse_device(device)
         self.allow_soft_placement = allow_soft_placement
-        self._executor = executor or LocalExecutor()
+        self._executor = executor or LocalExecutor(self.max_tensor_bytes)
         self._plans: dict[tuple[Any, ...], Plan] = {}
         # When each plan was last used, by id: the key's hash runs Python code, an id's not.
         self._last_used: dict[int, int] = {}
@@ -112,6 +123,17 @@ class Session:
         if self._closed:
             raise errors.FailedPreconditionError("Attempted to use a closed Session.")
         options = options or RunOptions()
+        if feed_dict is not None and not isinstance(feed_dict, Mapping):
+            raise TypeError(
+                f"feed_dict must be a dict (a mapping of tensors to values), got "
+                f"{type(feed_dict).__name__}"
+            )
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(f"options must be a mg.RunOptions, got {type(options).__name__}")
+        if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
+            raise TypeError(
+                f"run_metadata must be a mg.RunMetadata, got {type(run_metadata).__name__}"
+            )
         tensors, targets, rebuild = self._normalise_fetches(fetches)
         feed_keys, feed_values, feed_devices = self._normalise_feeds(feed_dict or {})
         plan = self._plan(tensors, targets, feed_keys, feed_devices)
@@ -119,9 +141,18 @@ class Session:
         values = self._executor.run(plan, feed_values, timings)
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
+        limit = self._limit()
         if options.return_device_arrays:
-            return rebuild([_owned(v) if isinstance(v, np.ndarray) else v for v in values])
-        return rebuild([_owned(to_host(v)) for v in values])
+            return rebuild(
+                [
+                    _owned(v, t, limit) if isinstance(v, np.ndarray) else v
+                    for v, t in zip(values, tensors)
+                ]
+            )
+        return rebuild([_owned(to_host(v), t, limit) for v, t in zip(values, tensors)])
+
+    def _limit(self) -> int:
+        return tensor_limit(self.max_tensor_bytes)
 
     # -- helpers -------------------------------------------------------------
 
@@ -138,7 +169,9 @@ class Session:
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = build_plan(
+                    # An executor that runs plans elsewhere (DaskExecutor) may plan them.
+                    build = getattr(self._executor, "build_plan", build_plan)
+                    plan = build(
                         tensors,
                         targets,
                         feeds,
@@ -174,7 +207,7 @@ class Session:
                 op = getattr(fetch, "operation", None)
                 if not isinstance(op, Operation):
                     raise TypeError(
-                        f"Fetch argument {fetch!r} has invalid type {type(fetch).__name__}: "
+                        f"Fetch argument {_short(fetch)} has invalid type {type(fetch).__name__}: "
                         "expected an Output, Operation, tensor or op name, or a list, tuple "
                         "or dict of them"
                     )
@@ -222,14 +255,14 @@ class Session:
         for key, value in feed_dict.items():
             out = self.graph.get_tensor_by_name(key) if isinstance(key, str) else as_output(key)
             if out is None:
-                raise TypeError(f"Cannot interpret feed_dict key {key!r} as a tensor")
+                raise TypeError(f"Cannot interpret feed_dict key {_short(key)} as a tensor")
             if out.graph is not self.graph:
                 raise errors.InvalidArgumentError(
                     f"Fed tensor {out.name} is not an element of this session's graph",
                     out.node.name,
                     out.node.type_string,
                 )
-            items.append((out, _check_feed(out, value)))
+            items.append((out, _check_feed(out, value, self._limit())))
         items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
         return [k for k, _ in items], [v for _, v in items], [_device_of(v) for _, v in items]
 
@@ -245,43 +278,66 @@ class Session:
         self.close()
 
 
-def _check_feed(out: Output, value: Any) -> Any:
-    """The fed value as a read-only array of the tensor's dtype, checked against its shape."""
+def _check_feed(out: Output, value: Any, limit: int) -> Any:
+    """The fed value as a read-only array of the tensor's dtype, checked against its shape.
+
+    An integer fed into a narrower integer tensor must fit (an int64 2**40 into int32 is
+    an error, not a silent wrap); a conversion that would allocate more than ``limit``
+    bytes is a ResourceExhaustedError.
+    """
     node = out.node
     want = out.dtype.np
+
+    def fail(msg: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> NoReturn:
+        raise error(msg, node.name, node.type_string)
+
     on_device = hasattr(value, "__cuda_array_interface__")
     if on_device:
         arr = value  # a device array: checked below, moved by the plan's copies
     else:
+        if as_output(value) is not None or isinstance(value, Operation):
+            fail(
+                f"The value of a feed cannot be a tensor (got {_short(value)}); feed a NumPy "
+                "array, a Python scalar or a list"
+            )
         try:
-            arr = np.asarray(value)
-        except Exception as e:
-            raise errors.InvalidArgumentError(
-                f"cannot feed {type(value).__name__} to {out.name}: {e}",
-                node.name,
-                node.type_string,
-            ) from None
+            arr = value if isinstance(value, np.ndarray) else as_array(value)
+        except (TypeError, ValueError) as e:
+            fail(f"cannot feed {type(value).__name__} to {out.name}: {e}")
     kind_ok = arr.dtype == want or (
         arr.dtype.kind in "biufc"
         and np.can_cast(arr.dtype, want, "same_kind")
         and not (arr.dtype.kind == "b" and want.kind != "b")
     )
     if not kind_ok:
-        raise errors.InvalidArgumentError(
+        fail(
             f"cannot feed a value of dtype {arr.dtype} to tensor {out.name} of dtype "
-            f"{out.dtype.name}",
-            node.name,
-            node.type_string,
+            f"{out.dtype.name}"
         )
     if not out.shape.is_compatible_with(arr.shape):
-        raise errors.InvalidArgumentError(
+        fail(
             f"Cannot feed value of shape {tuple(arr.shape)} for Tensor {out.name}, which has "
-            f"shape {out.shape}",
-            node.name,
-            node.type_string,
+            f"shape {out.shape}"
         )
     if arr.dtype != want:
-        arr = arr.astype(want)
+        check_output_size(arr.shape, want.itemsize, node.name, node.type_string, limit)
+        if arr.dtype.kind in "iu" and want.kind in "iu" and arr.size:
+            info = np.iinfo(want)
+            lo, hi = int(arr.min()), int(arr.max())
+            if lo < info.min or hi > info.max:
+                fail(
+                    f"cannot feed {arr.dtype} value {lo if lo < info.min else hi} to tensor "
+                    f"{out.name} of dtype {out.dtype.name}: out of range (minigraph does not "
+                    "wrap integers silently; cast first)"
+                )
+        try:
+            arr = arr.astype(want)
+        except MemoryError:
+            fail(
+                f"OOM converting the value fed to {out.name} to {out.dtype.name}: "
+                f"{arr.size * want.itemsize} bytes needed",
+                errors.ResourceExhaustedError,
+            )
     if on_device:
         return arr  # CuPy has no read-only arrays; plans never write a fed buffer anyway
     view = arr.view()
@@ -295,9 +351,22 @@ def _device_of(value: Any) -> str:
     return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
 
 
-def _owned(value: np.ndarray) -> np.ndarray:
-    """A fetched NumPy array the caller may write: constants and feeds are read-only views."""
-    return value if value.flags.writeable else value.copy()
+def _owned(value: np.ndarray, tensor: Output, limit: int) -> np.ndarray:
+    """A fetched NumPy array the caller may write: constants and feeds are read-only views,
+    copied here (after a size check: a fed broadcast view may stand for far more memory
+    than it holds)."""
+    if value.flags.writeable:
+        return value
+    node = tensor.node
+    check_output_size(value.shape, value.itemsize, node.name, node.type_string, limit)
+    try:
+        return value.copy()
+    except MemoryError:
+        raise errors.ResourceExhaustedError(
+            f"OOM copying the fetched value of {tensor.name}: {value.nbytes} bytes needed",
+            node.name,
+            node.type_string,
+        ) from None
 
 
 class ClientSession:

@@ -9,8 +9,11 @@ wording, which node creation turns into an InvalidArgumentError naming the node.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+import numpy as np
 
 __all__ = ["TensorShape", "ShapeError", "as_shape", "unknown_shape", "scalar"]
 
@@ -21,6 +24,22 @@ class ShapeError(ValueError):
 
 def _dim_str(d: int | None) -> str:
     return "?" if d is None else str(d)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _shape_text(dims: list[int | None]) -> str:
+    text = "[" + ",".join(_dim_str(d) for d in dims) + "]"
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class TensorShape:
@@ -40,15 +59,23 @@ class TensorShape:
         if dims is None:
             self._dims: tuple[int | None, ...] | None = None
             return
+        if isinstance(dims, str | bytes) or not isinstance(dims, Iterable):
+            raise TypeError(f"a shape must be a list of dims or None, got {_short(dims)}")
         out: list[int | None] = []
         for d in dims:
-            if d is None or (isinstance(d, int) and d == -1 and not isinstance(d, bool)):
+            if d is None:
                 out.append(None)
                 continue
-            try:
-                v = int(d)
-            except TypeError:
-                raise TypeError(f"dimension must be an int or None, got {d!r}") from None
+            # Ints only (NumPy's too): a float dim is not truncated, a bool is not a 1.
+            if isinstance(d, bool | np.bool_) or not isinstance(d, numbers.Integral):
+                raise TypeError(
+                    f"Dimension value must be integer or None, got {_short(d)} of type "
+                    f"{type(d).__name__}"
+                )
+            v = int(d)
+            if v == -1:
+                out.append(None)
+                continue
             if v < 0:
                 raise ShapeError(f"Dimension {v} must be >= 0")
             out.append(v)
@@ -79,6 +106,20 @@ class TensorShape:
         for d in self._dims:  # type: ignore[union-attr]
             n *= d  # type: ignore[operator]
         return n
+
+    def check_valid(self) -> TensorShape:
+        """Itself, or ShapeError (TensorFlow's wording) when its known dims alone make more
+        than 2**63 - 1 elements: a shape no tensor can have (for shapes given as attrs)."""
+        count = 1
+        for d in self._dims or ():
+            if d is not None:
+                count *= d
+        if count > _INT64_MAX:
+            raise ShapeError(
+                f"Shape {_shape_text(list(self._dims or ()))} is too large (more than "
+                "2**63 - 1 entries)"
+            )
+        return self
 
     def is_compatible_with(self, other: Any) -> bool:
         other = as_shape(other)

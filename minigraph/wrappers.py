@@ -9,14 +9,16 @@ the snake_case builder and the C++-style class from the declaration alone.
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import inspect
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import dtypes, errors
+from . import config, dtypes, errors
 from .dtypes import DType
 from .graph import Node, Operation, Output
 from .op_def import AttrDef, OpDef
@@ -31,6 +33,7 @@ __all__ = [
     "make_builder",
     "make_wrapper_class",
     "to_numpy",
+    "as_array",
 ]
 
 
@@ -42,9 +45,101 @@ def as_output(value: Any) -> Output | None:
     return get() if get is not None else None
 
 
+_MAX_RANK = 64  # NumPy's (and so minigraph's) most dims
+
+
+class _Ragged(Exception):
+    pass
+
+
+def _describe(shape: tuple[int, ...]) -> str:
+    return "a scalar" if not shape else f"of shape {list(shape)}"
+
+
+def _nested_shape(value: Any, path: str, depth: int) -> tuple[int, ...]:
+    """The shape of a nested sequence, or _Ragged saying where it is not rectangular."""
+    if depth > _MAX_RANK:
+        raise _Ragged(f"nested more than {_MAX_RANK} deep (a tensor has at most {_MAX_RANK} dims)")
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape)
+    if not isinstance(value, list | tuple):
+        return ()
+    if not value:
+        return (0,)
+    first = _nested_shape(value[0], f"{path}[0]", depth + 1)
+    for i in builtins.range(1, len(value)):
+        shape = _nested_shape(value[i], f"{path}[{i}]", depth + 1)
+        if shape != first:
+            raise _Ragged(f"{path}[{i}] is {_describe(shape)}, but {path}[0] is {_describe(first)}")
+    return (len(value), *first)
+
+
+def _ragged_where(value: Any) -> str | None:
+    """Where a nested sequence stops being rectangular, in words; None if it is."""
+    try:
+        _nested_shape(value, "value", 0)
+    except _Ragged as e:
+        return str(e)
+    except RecursionError:
+        return "nested too deep (a tensor has at most 64 dims)"
+    return None
+
+
+def _ragged_message(where: str) -> str:
+    if where.startswith("nested"):
+        return f"Can't convert a Python sequence {where} to Tensor"
+    return f"Can't convert non-rectangular Python sequence to Tensor: {where}"
+
+
+def as_array(value: Any) -> np.ndarray:
+    """``np.asarray(value)``, or a ValueError saying where a nested list is not rectangular
+    (or too deep), or a TypeError for what NumPy cannot make an array of."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, RecursionError, OverflowError) as e:
+        where = _ragged_where(value)
+        if where is not None:
+            raise ValueError(_ragged_message(where)) from None
+        raise ValueError(
+            f"cannot convert {_short(value)} to a tensor ({type(e).__name__})"
+        ) from None
+    except Exception as e:  # a junk object whose __array__ or __len__ raises
+        raise TypeError(
+            f"cannot convert {_short(value)} to a tensor ({type(e).__name__}: {e})"
+        ) from None
+    if arr.dtype == object and isinstance(value, list | tuple):
+        where = _ragged_where(value)
+        if where is not None:
+            raise ValueError(_ragged_message(where))
+    return arr
+
+
+def _short(value: Any, n: int = 80) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _object_error(value: Any, arr: np.ndarray, dtype: DType | None) -> TypeError | ValueError:
+    """Why an object or string array is not a tensor: an int too large, or not a number."""
+    flat = arr.reshape(-1)
+    for v in flat:
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            if not -(2**63) <= int(v) < 2**64:
+                bits = int(v).bit_length()
+                shown = str(int(v)) if bits <= 100 else f"of about {int(bits * 0.30103)} digits"
+                return ValueError(
+                    f"Can't convert Python int {shown} to a tensor: out of range for int64"
+                )
+    want = f" of {dtype.name}" if dtype is not None else ""
+    return TypeError(f"cannot convert {_short(value)} to a tensor{want}")
+
+
 def _python_dtype(value: Any) -> DType:
     """TensorFlow's default dtype for Python data: int32 (int64 if needed), float32."""
-    arr = np.asarray(value)
+    arr = as_array(value)
     kind = arr.dtype.kind
     if kind == "b":
         return dtypes.bool_
@@ -56,7 +151,7 @@ def _python_dtype(value: Any) -> DType:
         return dtypes.float32
     if kind == "c":
         return dtypes.complex128
-    raise TypeError(f"cannot convert {value!r} to a tensor (NumPy sees dtype {arr.dtype})")
+    raise _object_error(value, arr, None)
 
 
 def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
@@ -68,25 +163,30 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
     """
     if isinstance(value, np.ndarray | np.generic):
         arr = np.asarray(value)
-        if dtype is None or arr.dtype == dtype.np:
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"cannot convert a {arr.dtype} array to a tensor")
+        if dtype is None:
             return arr
-        if arr.dtype.kind not in "biufc" or not np.can_cast(arr.dtype, dtype.np, "same_kind"):
+        if arr.dtype == dtype.np:
+            return arr
+        if not np.can_cast(arr.dtype, dtype.np, "same_kind"):
             raise TypeError(f"cannot convert a {arr.dtype} array to {dtype.name}")
         _check_int_range(arr, dtype)
-        return arr.astype(dtype.np)
+        with np.errstate(over="ignore"):  # float64 -> float32 rounds 1e300 to inf, as TF
+            return arr.astype(dtype.np)
     if dtype is None:
         dtype = _python_dtype(value)
-    arr = np.asarray(value)
+    arr = as_array(value)
     if arr.dtype == object or arr.dtype.kind not in "biufc":
-        raise TypeError(f"cannot convert {value!r} to a tensor of {dtype.name}")
+        raise _object_error(value, arr, dtype)
     target = dtype.np
     if arr.dtype.kind == "f" and target.kind in "iub":
-        raise TypeError(f"Expected {dtype.name}, but got {value!r} of type 'float'")
+        raise TypeError(f"Expected {dtype.name}, but got {_short(value)} of type 'float'")
     if arr.dtype.kind == "c" and target.kind != "c":
-        raise TypeError(f"Expected {dtype.name}, but got {value!r} of type 'complex'")
+        raise TypeError(f"Expected {dtype.name}, but got {_short(value)} of type 'complex'")
     _check_int_range(arr, dtype)
     if arr.dtype.kind in "iuf" and target.kind == "b":
-        raise TypeError(f"Expected bool, but got {value!r}")
+        raise TypeError(f"Expected bool, but got {_short(value)}")
     return arr.astype(target)
 
 
@@ -169,14 +269,34 @@ def _add_node(
     scope: Scope, op_def: OpDef, name: str, inputs: list[Any], attrs: dict[str, Any]
 ) -> Node:
     """The node, with the scope's device and control dependencies."""
-    return scope.graph.create_node(
-        op_def,
-        name,
-        inputs,
-        attrs,
-        device=scope.device_spec.to_string(),
-        control_inputs=scope.control_deps,
-    )
+    with node_errors(name, op_def.name):
+        return scope.graph.create_node(
+            op_def,
+            name,
+            inputs,
+            attrs,
+            device=scope.device_spec.to_string(),
+            control_inputs=scope.control_deps,
+        )
+
+
+@contextlib.contextmanager
+def node_errors(name: str, op_type: str) -> Iterator[None]:
+    """Node creation lets only OpErrors out: a MemoryError (a shape function or a constant
+    fold that asked for too much) is a ResourceExhaustedError, anything else a bug in the
+    op's shape function, an InternalError naming the node."""
+    try:
+        yield
+    except errors.OpError:
+        raise
+    except MemoryError as e:
+        raise errors.ResourceExhaustedError(
+            f"OOM while inferring shapes: {e or 'MemoryError'}", name, op_type
+        ) from e
+    except Exception as e:
+        raise errors.InternalError(
+            f"shape inference raised {type(e).__name__}: {str(e)[:200]}", name, op_type
+        ) from e
 
 
 def convert_inputs(
@@ -196,7 +316,7 @@ def convert_inputs(
             if as_output(value) is not None or not isinstance(value, list | tuple):
                 fail(
                     f"Expected list for '{arg.name}' argument to '{_snake(op_def.name)}' Op, "
-                    f"not {value!r}."
+                    f"not {_short(value)}."
                 )
             n = len(value)
             assert arg.number_attr is not None
@@ -225,8 +345,8 @@ def convert_inputs(
                 elif rank == 2 and out is None:
                     try:
                         attrs[arg.type_attr] = _python_dtype(v)
-                    except TypeError as e:
-                        fail(str(e))
+                    except (TypeError, ValueError) as e:
+                        fail(f"input '{arg.name}': {e}")
                 if arg.type_attr in attrs:
                     break
     converted: list[Any] = []
@@ -281,7 +401,47 @@ def check_attrs(op_def: OpDef, name: str, attrs: dict[str, Any]) -> dict[str, An
             raise errors.InvalidArgumentError(
                 f"{op_def.name} requires a value for attr '{a.name}' ({a.spec})", name, op_def.name
             )
+    _check_output_counts(op_def, name, out)
+    if op_def.name == "Const" and dtypes.as_dtype(out["value"].dtype) != out["dtype"]:
+        raise errors.InvalidArgumentError(
+            f"Const dtype {out['dtype'].name} does not match its value's ({out['value'].dtype})",
+            name,
+            op_def.name,
+        )
     return out
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int64_attr(fail: Callable[[str], Any], attr: str, value: Any) -> int:
+    """An int attr: an int (not a bool, not a float) that fits int64, as TensorFlow's."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        fail(f"attr '{attr}' expects an int, got {_short(value)}")
+    value = int(value)
+    if not _INT64[0] <= value <= _INT64[1]:
+        fail(f"attr '{attr}' = {_short(value, 40)} is out of range for int64")
+    return value
+
+
+# Each output of a node is a Python object (and an entry in the graph) of about this many
+# bytes; a list output whose length attr asks for more than the tensor cap can hold is
+# refused before any is made.
+OUTPUT_BYTES = 1024
+
+
+def _check_output_counts(op_def: OpDef, name: str, attrs: dict[str, Any]) -> None:
+    for arg in op_def.outputs:
+        if arg.is_list and arg.number_attr is not None:
+            n = attrs.get(arg.number_attr)
+            if isinstance(n, int) and n * OUTPUT_BYTES > config.max_tensor_bytes():
+                raise errors.ResourceExhaustedError(
+                    f"{arg.number_attr} = {n} outputs for '{arg.name}' would take about "
+                    f"{n * OUTPUT_BYTES} bytes, at most {config.max_tensor_bytes()} can be "
+                    "allocated",
+                    name,
+                    op_def.name,
+                )
 
 
 def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
@@ -301,25 +461,29 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
             )
         return value
     if a.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            fail(f"attr '{a.name}' expects an int, got {value!r}")
-        value = int(value)
+        value = _int64_attr(fail, a.name, value)
         if a.minimum is not None and value < a.minimum:
             fail(f"Value for attr '{a.name}' of {value} must be at least minimum {a.minimum}")
         return value
     if a.kind == "float":
-        if not isinstance(value, numbers.Real):
-            fail(f"attr '{a.name}' expects a float, got {value!r}")
-        return float(value)
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            fail(f"attr '{a.name}' expects a float, got {_short(value)}")
+        try:
+            return float(value)
+        except OverflowError:
+            fail(f"attr '{a.name}' = {_short(value)} does not fit a float")
     if a.kind == "bool":
         if not isinstance(value, bool | np.bool_):
-            fail(f"attr '{a.name}' expects a bool, got {value!r}")
+            fail(f"attr '{a.name}' expects a bool, got {_short(value)}")
         return bool(value)
     if a.kind == "string":
         if isinstance(value, bytes):
-            value = value.decode()
+            try:
+                value = value.decode()
+            except UnicodeDecodeError:
+                fail(f"attr '{a.name}' is not UTF-8 text: {_short(value)}")
         if not isinstance(value, str):
-            fail(f"attr '{a.name}' expects a string, got {value!r}")
+            fail(f"attr '{a.name}' expects a string, got {_short(value)}")
         if a.allowed is not None and value not in a.allowed:
             fail(
                 f"Value for attr '{a.name}' of \"{value}\" is not in the list of allowed "
@@ -327,13 +491,22 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
             )
         return value
     if a.kind == "list(int)":
+        if not isinstance(value, list | tuple | np.ndarray):
+            fail(f"attr '{a.name}' expects a list of ints, got {_short(value)}")
+        return tuple(_int64_attr(fail, a.name, v) for v in value)
+    if a.kind == "tensor":
         try:
-            return tuple(int(v) for v in value)
-        except TypeError:
-            fail(f"attr '{a.name}' expects a list of ints, got {value!r}")
+            arr = to_numpy(value)
+        except (TypeError, ValueError) as e:
+            fail(f"attr '{a.name}': {e}")
+        if not arr.flags.writeable:
+            return arr
+        arr = arr.copy()
+        arr.flags.writeable = False
+        return arr
     if a.kind == "shape":
         try:
-            return as_shape(value)
+            return as_shape(value).check_valid()
         except (TypeError, ValueError) as e:
             fail(f"attr '{a.name}': {e}")
     return value
@@ -411,7 +584,9 @@ def make_wrapper_class(op_def: OpDef) -> type:
         values = list(bound.arguments.values())
         scope = values[0]
         if not isinstance(scope, Scope):
-            raise TypeError(f"{op_def.name}: the first argument must be a Scope, got {scope!r}")
+            raise TypeError(
+                f"{op_def.name}: the first argument must be a Scope, got {_short(scope)}"
+            )
         attrs = dict(zip(list(bound.arguments)[1 + n_inputs :], values[1 + n_inputs :]))
         self.operation = apply_op(op_def.name, scope, values[1 : 1 + n_inputs], attrs)
         outs = self.operation.outputs

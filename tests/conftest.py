@@ -1,8 +1,33 @@
-"""Test-wide settings: every kernel's outputs are checked against shape inference."""
+"""Test-wide settings: every kernel's outputs are checked against shape inference.
+
+``pytest --fuzz-long`` runs the fuzzers of tests/test_fuzz.py for 100,000 examples each
+(and loads the hypothesis profile "fuzz-long"); CI runs their bounded default.
+"""
+
+import os
 
 import pytest
+from hypothesis import settings
 
 import minigraph as mg
+
+# ``--hypothesis-profile=fuzz-long`` is the same as ``--fuzz-long`` for tests/test_fuzz.py
+# (which reads the profile's name); other tests keep their own example counts.
+settings.register_profile("fuzz-long", deadline=None)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fuzz-long",
+        action="store_true",
+        default=False,
+        help="run tests/test_fuzz.py for 100,000 examples per fuzzer (CI runs a bounded count)",
+    )
+
+
+def pytest_configure(config):
+    if config.getoption("--fuzz-long", default=False):
+        os.environ["MINIGRAPH_FUZZ_LONG"] = "1"  # read by tests/test_fuzz.py at import
 
 
 @pytest.fixture(autouse=True)
