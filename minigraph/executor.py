@@ -44,7 +44,9 @@ def _device_of(step: Step) -> Device:
     return Device(device_type, int(index or 0))
 
 
-def _bind(step: Step, tensor_bytes: int | None = None) -> tuple[Callable[..., Any], KernelContext]:
+def _bind(
+    step: Step, tensor_bytes: int | None = None, threads: int | None = None
+) -> tuple[Callable[..., Any], KernelContext]:
     kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
     device = _device_of(step)
     ctx = KernelContext(
@@ -56,6 +58,7 @@ def _bind(step: Step, tensor_bytes: int | None = None) -> tuple[Callable[..., An
         step.forwardable,
         device.memory_limit,
         tensor_bytes,
+        threads,
     )
     if any(n is not None for n in step.input_lengths):
         lengths = step.input_lengths
@@ -87,11 +90,15 @@ class LocalExecutor:
     """Runs plans in the calling thread; safe to call from several threads at once.
 
     ``max_tensor_bytes`` caps the bytes one tensor may take in its runs (None:
-    ``mg.config.max_tensor_bytes()``, the machine's free memory unless set).
+    ``mg.config.max_tensor_bytes()``, the machine's free memory unless set);
+    ``intra_op_threads`` the threads one kernel may use (None: ``mg.config.kernel_threads()``).
     """
 
-    def __init__(self, max_tensor_bytes: int | None = None) -> None:
+    def __init__(
+        self, max_tensor_bytes: int | None = None, intra_op_threads: int | None = None
+    ) -> None:
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
+        self.intra_op_threads = intra_op_threads
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
         self._bound: dict[int, tuple[weakref.ref[Plan], list[tuple[Any, ...]]]] = {}
 
@@ -100,7 +107,7 @@ class LocalExecutor:
         if entry is None or entry[0]() is not plan:
             bound = []
             for step in plan.steps:
-                fn, ctx = _bind(step, self.max_tensor_bytes)
+                fn, ctx = _bind(step, self.max_tensor_bytes, self.intra_op_threads)
                 single = step.single_output
                 bound.append(
                     (

@@ -94,6 +94,7 @@ class KernelContext:
         "forwardable",
         "memory_limit",
         "tensor_bytes",
+        "threads",
         "memo",
     )
 
@@ -107,6 +108,7 @@ class KernelContext:
         forwardable: Iterable[int] = (),
         memory_limit: int | None = None,
         tensor_bytes: int | None = None,
+        threads: int | None = None,
     ) -> None:
         self.attrs = attrs
         self.xp = xp
@@ -116,6 +118,9 @@ class KernelContext:
         self.forwardable = tuple(sorted(forwardable))
         self.memory_limit = memory_limit
         self.tensor_bytes = tensor_bytes
+        # Threads this kernel may split its work over: the Session's
+        # intra_op_parallelism_threads, at most the shared pool's (mg.config.kernel_threads).
+        self.threads = min(threads or config.kernel_threads(), config.kernel_threads())
         self.memo: dict[str, Any] = {}  # per plan step, e.g. a constant already on the device
 
     def fail(
@@ -158,14 +163,14 @@ class KernelContext:
             self.xp is not np
             or len(items) < 2
             or work_bytes < PARALLEL_MIN_BYTES
-            or config.kernel_threads() < 2
+            or self.threads < 2
         ):
             return [fn(x) for x in items]
         return list(_thread_pool().map(fn, items))
 
     def parallel_slices(self, fn: Callable[[slice], Any], n: int, work_bytes: int) -> None:
         """``fn(piece)`` for slices that tile ``range(n)``, one per thread when worth it."""
-        pieces = max(1, min(n, config.kernel_threads())) if self.xp is np else 1
+        pieces = max(1, min(n, self.threads)) if self.xp is np else 1
         bounds = [n * p // pieces for p in range(pieces + 1)]
         self.parallel_map(lambda p: fn(slice(bounds[p], bounds[p + 1])), range(pieces), work_bytes)
 

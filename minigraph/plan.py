@@ -16,6 +16,7 @@ from typing import Any
 from . import errors
 from .devices import DeviceSpec, get_device, parse_device
 from .graph import Node, Operation, Output
+from .optimizer import OptimizerOptions, optimize
 from .registry import lookup_op
 from .transfer import COPY_OP
 
@@ -45,6 +46,7 @@ class Plan:
     num_slots: int
     feed_slots: tuple[int, ...]  # one per fed tensor, in the order the session passes them
     fetch_slots: tuple[int, ...]  # one per tensor fetch
+    optimizations: tuple[str, ...] = ()  # what each optimizer pass changed, one line each
 
 
 def build_plan(
@@ -54,8 +56,12 @@ def build_plan(
     session_device: DeviceSpec,
     allow_soft_placement: bool = True,
     feed_devices: Sequence[str] | None = None,
+    optimizer: OptimizerOptions | None = None,
 ) -> Plan:
-    """The plan for these fetches and feeds; ``feed_devices`` says where each fed value is."""
+    """The plan for these fetches and feeds; ``feed_devices`` says where each fed value is.
+
+    ``optimizer`` says which passes of :mod:`minigraph.optimizer` run (None: all of them).
+    """
     fed = set(feeds)
     nodes = _prune(fetch_outputs, target_nodes, fed)
     slot: dict[Output, int] = {x: i for i, x in enumerate(feeds)}
@@ -110,8 +116,9 @@ def build_plan(
             )
         )
     fetch_slots = tuple(slot[x] for x in fetch_outputs)
+    protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions())
     steps = _schedule(protos, len(where), fetch_slots, feeds=range(len(feeds)))
-    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots)
+    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report))
 
 
 @dataclass(frozen=True)

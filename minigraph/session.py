@@ -18,11 +18,13 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import config, errors
+from . import errors
+from .config import check_byte_count
 from .devices import parse_device
 from .executor import Executor, LocalExecutor
 from .graph import Graph, Node, Operation, Output
 from .kernel import check_output_size, tensor_limit
+from .options import ConfigProto
 from .plan import Plan, build_plan
 from .scope import Scope, get_default_graph
 from .transfer import to_host
@@ -53,6 +55,7 @@ class RunMetadata:
     """Filled by a traced run: one StepTiming (name, op, device, start µs, duration µs) per node."""
 
     step_timings: list = field(default_factory=list)
+    optimizations: tuple[str, ...] = ()  # what each optimizer pass changed in the run's plan
 
 
 class Session:
@@ -69,6 +72,9 @@ class Session:
             (default: ``mg.config.max_tensor_bytes()``, the machine's free memory unless
             set); a larger output, feed conversion or fetch copy is a
             ResourceExhaustedError naming the node, raised before allocating.
+        config: a ``mg.ConfigProto``: threads per kernel, soft placement (its
+            ``allow_soft_placement`` replaces the argument above) and which optimizer
+            passes run when a plan is built (all by default).
 
     >>> import numpy as np, minigraph as mg
     >>> g = mg.Graph()
@@ -87,17 +93,23 @@ class Session:
         allow_soft_placement: bool = True,
         executor: Executor | None = None,
         max_tensor_bytes: int | None = None,
+        config: ConfigProto | None = None,
     ) -> None:
         if graph is not None and not isinstance(graph, Graph):
             raise TypeError(f"graph must be a mg.Graph, got {type(graph).__name__}")
         if device is not None and not isinstance(device, str):
             raise TypeError(f"device must be a str or None, got {type(device).__name__}")
-        self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
+        self.max_tensor_bytes = check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.graph = graph if graph is not None else get_default_graph()
         self.device = device
         self._device_spec = parse_device(device)
-        self.allow_soft_placement = allow_soft_placement
-        self._executor = executor or LocalExecutor(self.max_tensor_bytes)
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a mg.ConfigProto, got {type(config).__name__}")
+        self.config = config or ConfigProto(allow_soft_placement=allow_soft_placement)
+        self.allow_soft_placement = self.config.allow_soft_placement
+        self._executor = executor or LocalExecutor(
+            self.max_tensor_bytes, self.config.intra_op_parallelism_threads or None
+        )
         self._plans: dict[tuple[Any, ...], Plan] = {}
         # When each plan was last used, by id: the key's hash runs Python code, an id's not.
         self._last_used: dict[int, int] = {}
@@ -141,6 +153,7 @@ class Session:
         values = self._executor.run(plan, feed_values, timings)
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
+            run_metadata.optimizations = plan.optimizations
         limit = self._limit()
         if options.return_device_arrays:
             return rebuild(
@@ -178,6 +191,7 @@ class Session:
                         self._device_spec,
                         self.allow_soft_placement,
                         feed_devices,
+                        optimizer=self.config.graph_options.optimizer_options,
                     )
                     self._plans[key] = plan
                     self._last_used[id(plan)] = next(self._clock)

@@ -7,21 +7,35 @@ classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
 
 from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
     array_ops,
+    compare_ops,
+    conv_ops,
     data_flow_ops,
     gather_ops,
+    linalg_ops,
+    loss_ops,
     math_ops,
     nn_ops,
+    pad_ops,
+    reduction_ops,
     scatter_ops,
+    segment_ops,
     shape_ops,
     slice_ops,
     spacetobatch_ops,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
+from minigraph.ops.compare_ops import *  # noqa: F403
+from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
+from minigraph.ops.linalg_ops import *  # noqa: F403
+from minigraph.ops.loss_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
+from minigraph.ops.pad_ops import *  # noqa: F403
+from minigraph.ops.reduction_ops import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
+from minigraph.ops.segment_ops import *  # noqa: F403
 from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
@@ -30,11 +44,18 @@ FAMILIES = (
     array_ops,
     shape_ops,
     slice_ops,
+    pad_ops,
     gather_ops,
     math_ops,
+    compare_ops,
+    linalg_ops,
+    reduction_ops,
     nn_ops,
+    loss_ops,
+    conv_ops,
     spacetobatch_ops,
     data_flow_ops,
+    segment_ops,
     scatter_ops,
 )
 

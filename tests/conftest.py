@@ -37,24 +37,35 @@ def _check_kernel_outputs():
     mg.config.set_check_outputs(False)
 
 
-@pytest.fixture(params=["cpu", "gpu"])
+@pytest.fixture(params=["cpu", "gpu", "unoptimized"])
 def any_device(request, monkeypatch):
-    """Run a test on the CPU, then with every Session on "/gpu:0".
+    """Run a test on the CPU, with every Session on "/gpu:0", and on the CPU with every
+    optimizer pass off (so each op's results are checked with and without the optimizer).
 
     Without a real GPU, "/gpu:0" is the simulated one (NumPy behind another module), so
     placement, host/device copies and the kernels' GPU code paths run on every machine.
     """
+    init = mg.Session.__init__
     if request.param == "gpu":
         from minigraph.devices import gpu_unavailable_reason
 
         if gpu_unavailable_reason() is not None:
             monkeypatch.setattr(mg.config, "simulated_gpu", lambda: True)
-        init = mg.Session.__init__
 
         def on_gpu(self, graph=None, device=None, **kwargs):
             init(self, graph, "/gpu:0" if device is None else device, **kwargs)
 
         monkeypatch.setattr(mg.Session, "__init__", on_gpu)
+    elif request.param == "unoptimized":
+        off = mg.ConfigProto(
+            graph_options=mg.GraphOptions(optimizer_options=mg.OptimizerOptions.off())
+        )
+
+        def unoptimized(self, graph=None, device=None, **kwargs):
+            kwargs.setdefault("config", off)
+            init(self, graph, device, **kwargs)
+
+        monkeypatch.setattr(mg.Session, "__init__", unoptimized)
     return request.param
 
 

@@ -1,0 +1,46 @@
+"""Session options, named as TensorFlow's ``ConfigProto``: threads and the graph optimizer.
+
+>>> import minigraph as mg
+>>> config = mg.ConfigProto(graph_options=mg.GraphOptions(
+...     optimizer_options=mg.OptimizerOptions(do_constant_folding=False)))
+>>> config.graph_options.optimizer_options.do_common_subexpression_elimination
+True
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+from .optimizer import OptimizerOptions
+
+__all__ = ["ConfigProto", "GraphOptions", "OptimizerOptions"]
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """How plans are built: ``optimizer_options`` says which optimizer passes run."""
+
+    optimizer_options: OptimizerOptions = field(default_factory=OptimizerOptions)
+
+
+@dataclass(frozen=True)
+class ConfigProto:
+    """A Session's options (``mg.Session(graph, config=mg.ConfigProto(...))``).
+
+    ``intra_op_parallelism_threads``: how many threads one CPU kernel may split its work
+    over (0: the default, ``MINIGRAPH_KERNEL_THREADS`` or the cores, at most 4).
+    ``allow_soft_placement``: run an op on the CPU when its device has no kernel for it.
+    ``graph_options``: the optimizer passes (all on by default).
+    """
+
+    intra_op_parallelism_threads: int = 0
+    allow_soft_placement: bool = True
+    graph_options: GraphOptions = field(default_factory=GraphOptions)
+
+    def __post_init__(self) -> None:
+        n = self.intra_op_parallelism_threads
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise ValueError(f"intra_op_parallelism_threads must be an int >= 0, got {n!r}")
+        if not isinstance(self.graph_options, GraphOptions):
+            raise TypeError(f"graph_options must be a GraphOptions, got {self.graph_options!r}")

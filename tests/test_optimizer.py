@@ -1,0 +1,137 @@
+"""The plan optimizer: each pass gives the unoptimized plan's results and errors, and
+never removes or replaces a fetched or fed value."""
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import errors
+from minigraph.devices import parse_device
+from minigraph.optimizer import OptimizerOptions
+from minigraph.plan import build_plan
+
+pytestmark = pytest.mark.usefixtures("any_device")
+
+OFF = OptimizerOptions.off()
+NO_OPT = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=OFF))
+
+
+def plan_for(fetches, feeds=(), options=None, device=None):
+    return build_plan(list(fetches), [], list(feeds), parse_device(device), True, None, options)
+
+
+def op_types(plan):
+    return [s.op_type for s in plan.steps]
+
+
+def run_both(g, fetches, feed_dict=None):
+    """The fetched values with the default optimizer and with every pass off."""
+    on = mg.Session(g).run(fetches, feed_dict)
+    off = mg.Session(g, config=NO_OPT).run(fetches, feed_dict)
+    return on, off
+
+
+def assert_same(a, b):
+    for x, y in zip(a, b, strict=True):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)  # bitwise, NaNs included
+
+
+def test_identity_chains_are_removed_but_fetched_identities_stay():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[3], name="x")
+        a = mg.identity(mg.identity(x)) * 2.0
+        b = mg.identity(a, name="out")
+    plan = plan_for([b], [x])
+    assert op_types(plan).count("Identity") == 1  # the fetched one
+    assert any(line.startswith("remove_identity: 2 steps") for line in plan.optimizations)
+    assert op_types(plan_for([b], [x], OFF)).count("Identity") == 3
+    on, off = run_both(g, [b], {x: np.array([1, 2, 3], np.float32)})
+    assert_same(on, off)
+    np.testing.assert_array_equal(on[0], [2, 4, 6])
+
+
+def test_common_subexpressions_run_once():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None], name="x")
+        y = (x * 3.0 + 1.0) - (x * 3.0 + 1.0) * 0.5
+    plan = plan_for([y], [x])
+    assert op_types(plan).count("Mul") == 2  # x*3 once, then *0.5
+    assert op_types(plan).count("AddV2") + op_types(plan).count("Add") == 1
+    assert op_types(plan_for([y], [x], OFF)).count("Mul") == 3
+    on, off = run_both(g, [y], {x: np.array([1.0, -2.0, np.nan], np.float32)})
+    assert_same(on, off)
+
+
+def test_constant_subgraphs_fold_into_constants():
+    g = mg.Graph()
+    with g.as_default():
+        w = mg.transpose(mg.constant(np.arange(6, dtype=np.float32).reshape(2, 3))) * 2.0
+        x = mg.placeholder(mg.float32, shape=[3, 2], name="x")
+        y = x + w
+    plan = plan_for([y], [x])
+    assert "Transpose" not in op_types(plan) and "Mul" not in op_types(plan)
+    assert any(line.startswith("constant_folding: 2 steps") for line in plan.optimizations)
+    feed = {x: np.ones((3, 2), np.float32)}
+    on, off = run_both(g, [y], feed)
+    assert_same(on, off)
+    np.testing.assert_array_equal(on[0], 1 + 2 * np.arange(6, dtype=np.float32).reshape(2, 3).T)
+
+
+def test_folding_respects_its_size_cap():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[64, 64], name="x")
+        y = mg.fill([64, 64], 1.5) * 2.0 + x  # the product: 16 KB of float32
+    small = OptimizerOptions(max_folded_constant_in_bytes=1024)
+    assert "Mul" in op_types(plan_for([y], [x], options=small))
+    assert "Mul" not in op_types(plan_for([y], [x]))
+
+
+def test_a_fetched_value_is_never_folded_away():
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.constant(np.float32(2.0)) * 3.0
+    assert op_types(plan_for([y])) == ["Const", "Const", "Mul"]
+    assert mg.Session(g).run(y) == 6.0
+
+
+def test_a_failing_constant_step_still_fails_at_run_time():
+    g = mg.Graph()
+    with g.as_default():
+        bad = mg.gather(np.array([1.0, 2.0], np.float32), [5]) + 1.0
+    for options in (None, OFF):
+        with pytest.raises(errors.InvalidArgumentError, match=r"indices\[0\] = 5") as e:
+            mg.Session(g, config=None if options is None else NO_OPT).run(bad)
+        assert e.value.node_name.startswith("GatherV2")
+
+
+def test_fed_values_are_never_replaced():
+    g = mg.Graph()
+    with g.as_default():
+        c = mg.constant(np.float32(1.0)) + 1.0  # foldable, but fed below
+        y = c * 10.0
+    assert mg.Session(g).run(y, {c: np.float32(5.0)}) == 50.0
+    assert mg.Session(g).run(y) == 20.0
+
+
+def test_optimizations_are_listed_in_the_trace(any_device):
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[2], name="x")
+        y = mg.identity(x) * (mg.constant(np.float32(2.0)) + 1.0)
+    meta = mg.RunMetadata()
+    out = mg.Session(g).run(
+        y, {x: [1.0, 2.0]}, options=mg.RunOptions(trace=True), run_metadata=meta
+    )
+    np.testing.assert_array_equal(out, [3.0, 6.0])
+    passes = {line.split(":")[0] for line in meta.optimizations}
+    # A GPU's constant steps are not folded: its float results may differ from the CPU's.
+    expected = {
+        "cpu": {"remove_identity", "constant_folding"},
+        "gpu": {"remove_identity"},
+        "unoptimized": set(),
+    }
+    assert passes == expected[any_device]
