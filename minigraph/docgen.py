@@ -20,6 +20,8 @@ __all__ = ["op_page", "index_page", "pages", "write", "supported_ops_table", "up
 
 
 def _arg_type(arg: ArgDef) -> str:
+    if arg.type_list_attr is not None:
+        return f"list of tensors, one dtype each from `{arg.type_list_attr}`"
     t = arg.type_attr or str(arg.dtype)
     return f"list of `{arg.number_attr}` tensors of `{t}`" if arg.is_list else f"`{t}`"
 

@@ -469,7 +469,7 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
         c.fail(str(e))
     out_dtypes: list[DType] = []
     for arg in op_def.outputs:
-        out_dtypes.extend([arg.dtype_in(attrs)] * arg.count(attrs))
+        out_dtypes.extend(arg.dtypes_in(attrs))
     single = isinstance(result, shapes.TensorShape | np.ndarray)
     out_shapes = [result] if single else list(result)
     if len(out_shapes) != len(out_dtypes):

@@ -263,6 +263,7 @@ def _attr_from_proto(p: Any, a: AttrDef, value: Any, fail: _Fail) -> Any:
         "shape": "shape",
         "tensor": "tensor",
         "list(int)": "list",
+        "list(type)": "list",
     }[a.kind]
     if which != field:
         fail(f"attr '{a.name}' must be a {a.kind} (AttrValue.{field}), got AttrValue.{which}")
@@ -286,9 +287,12 @@ def _attr_from_proto(p: Any, a: AttrDef, value: Any, fail: _Fail) -> Any:
     if a.kind == "tensor":
         return tensor_from_proto(p, value.tensor, fail, what)
     lst = value.list
-    for other in ("s", "f", "b", "type", "shape", "tensor", "func"):
-        if len(getattr(lst, other)):
-            fail(f"{what} must be a list(int), got a list of {other}")
+    field = "type" if a.kind == "list(type)" else "i"
+    for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
+        if other != field and len(getattr(lst, other)):
+            fail(f"{what} must be a {a.kind}, got a list of {other}")
+    if a.kind == "list(type)":
+        return tuple(_enum_to_dtype(p, v, fail, what) for v in lst.type)
     return tuple(int(v) for v in lst.i)
 
 
@@ -622,9 +626,9 @@ def _import_node(
     it = iter(data)
     for arg in op_def.inputs:
         if arg.is_list:
-            n = attrs.get(arg.number_attr or "")
-            if not isinstance(n, int) or n < 0:
-                fail(f"list input '{arg.name}' needs the int attr '{arg.number_attr}'")
+            n = arg.declared_count(attrs)
+            if n is None:
+                fail(f"list input '{arg.name}' needs the attr '{arg.length_attr}'")
             grouped.append([next(it, None) for _ in range(n)])  # type: ignore[arg-type]
         else:
             grouped.append(next(it, None))
@@ -693,6 +697,9 @@ def _attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
     elif a.kind == "list(int)":
         av.list.SetInParent()
         av.list.i.extend(int(v) for v in value)
+    elif a.kind == "list(type)":
+        av.list.SetInParent()
+        av.list.type.extend(_dtype_to_enum(p, v) for v in value)
     else:  # pragma: no cover - a new attr kind must be added here
         raise errors.UnimplementedError(f"cannot export attr kind {a.kind!r}")
     return av

@@ -80,6 +80,8 @@ def _attr_to_json(a: AttrDef, value: Any) -> dict[str, Any]:
         return {"float": value if math.isfinite(value) else repr(value)}
     if a.kind == "list(int)":
         return {"list(int)": list(value)}
+    if a.kind == "list(type)":
+        return {"list(type)": [t.name for t in value]}
     return {a.kind: value}
 
 
@@ -183,6 +185,12 @@ def _attr_from_json(fail: _Fail, a: AttrDef, obj: Any) -> Any:
             return float(_expect(fail, value, (int, float), f"attr '{a.name}'"))
         except OverflowError:
             fail(f"attr '{a.name}' = {_short(value)} does not fit a float")
+    if a.kind == "list(type)":
+        _expect(fail, value, list, f"attr '{a.name}'")
+        try:
+            return tuple(dtypes.as_dtype(_expect(fail, v, str, f"attr '{a.name}'")) for v in value)
+        except TypeError as e:
+            fail(f"attr '{a.name}': {e}")
     if a.kind == "list(int)":
         _expect(fail, value, list, f"attr '{a.name}'")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -234,12 +242,12 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
     it = iter(data)
     for arg in op_def.inputs:
         if arg.is_list:
-            n: Any = attrs.get(arg.number_attr or "")
-            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-                fail(f"list input '{arg.name}' needs attr '{arg.number_attr}'")
+            n = arg.declared_count(attrs)
+            if n is None:
+                return fail(f"list input '{arg.name}' needs attr '{arg.length_attr}'")
             if n > len(data):
                 fail(
-                    f"attr '{arg.number_attr}' = {_short(n)} asks for more inputs than the "
+                    f"attr '{arg.length_attr}' = {_short(n)} asks for more inputs than the "
                     f"file lists ({len(data)})"
                 )
             grouped.append([next(it, None) for _ in range(n)])

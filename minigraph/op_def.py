@@ -12,10 +12,11 @@ An op is declared once, for example::
     )
 
 Inputs and outputs are ``name: T`` (a type attr), ``name: int32`` (a fixed
-dtype) or ``name: N * T`` (a list whose length is the int attr ``N``). Attrs are
+dtype), ``name: N * T`` (a list whose length is the int attr ``N``) or ``name: T``
+with ``T: list(type)`` (a list whose elements each have their own dtype, as IdentityN's). Attrs are
 ``name: kind [>= min] [= default]`` where kind is ``type``, ``{int32, int64}``
 (a type constraint), ``int``, ``float``, ``bool``, ``string``, ``{'A', 'B'}``
-(allowed strings), ``list(int)``, ``shape`` or ``tensor``. Everything else
+(allowed strings), ``list(int)``, ``list(type)``, ``shape`` or ``tensor``. Everything else
 (builders, class wrappers, docs) is generated from the resulting OpDef.
 """
 
@@ -40,23 +41,48 @@ class ArgDef:
     type_attr: str | None = None  # "T" for "x: T"
     dtype: dtypes.DType | None = None  # int32 for "x: int32"
     number_attr: str | None = None  # "N" for "x: N * T"
+    type_list_attr: str | None = None  # "T" for "x: T" with "T: list(type)"
 
     @property
     def is_list(self) -> bool:
-        return self.number_attr is not None
+        return self.number_attr is not None or self.type_list_attr is not None
 
     def count(self, attrs: Mapping[str, Any]) -> int:
         """How many tensors this arg stands for, given a node's attrs."""
+        if self.type_list_attr is not None:
+            return len(attrs[self.type_list_attr])
         return 1 if self.number_attr is None else int(attrs[self.number_attr])
 
     def dtype_in(self, attrs: Mapping[str, Any]) -> dtypes.DType:
-        """This arg's dtype, given a node's attrs."""
+        """This arg's dtype, given a node's attrs (one dtype for all of a ``N * T`` list)."""
         if self.type_attr is None:
             assert self.dtype is not None
             return self.dtype
         return attrs[self.type_attr]
 
+    def declared_count(self, attrs: Mapping[str, Any]) -> int | None:
+        """How many tensors a list arg's attr asks for (None: absent or not a count), as read
+        from a file whose attrs are not checked yet."""
+        if self.type_list_attr is not None:
+            value = attrs.get(self.type_list_attr)
+            return len(value) if isinstance(value, list | tuple) else None
+        n = attrs.get(self.number_attr or "")
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+    @property
+    def length_attr(self) -> str | None:
+        """The attr that fixes a list arg's length: ``N`` of ``N * T``, or the list(type)."""
+        return self.number_attr or self.type_list_attr
+
+    def dtypes_in(self, attrs: Mapping[str, Any]) -> list[dtypes.DType]:
+        """The dtype of each tensor this arg stands for, given a node's attrs."""
+        if self.type_list_attr is not None:
+            return list(attrs[self.type_list_attr])
+        return [self.dtype_in(attrs)] * self.count(attrs)
+
     def __str__(self) -> str:
+        if self.type_list_attr is not None:
+            return f"{self.name}: {self.type_list_attr}"
         t = self.type_attr or str(self.dtype)
         return f"{self.name}: {self.number_attr} * {t}" if self.is_list else f"{self.name}: {t}"
 
@@ -119,10 +145,9 @@ class OpDef:
         """Attrs set from the inputs (their dtypes or list lengths), never by the caller."""
         names = set()
         for arg in self.inputs:
-            if arg.type_attr:
-                names.add(arg.type_attr)
-            if arg.number_attr:
-                names.add(arg.number_attr)
+            for ref in (arg.type_attr, arg.number_attr, arg.type_list_attr):
+                if ref:
+                    names.add(ref)
         return frozenset(names)
 
     def signature(self) -> str:
@@ -138,11 +163,15 @@ _ATTR_RE = re.compile(
 )
 
 
-def parse_arg(spec: str, type_attrs: Sequence[str]) -> ArgDef:
+def parse_arg(spec: str, type_attrs: Sequence[str], type_list_attrs: Sequence[str] = ()) -> ArgDef:
     m = _ARG_RE.match(spec)
     if not m:
         raise ValueError(f"bad arg spec {spec!r}")
     name, number, t = m.groups()
+    if t in type_list_attrs:
+        if number:
+            raise ValueError(f"bad arg spec {spec!r}: a list(type) attr gives the length")
+        return ArgDef(name, type_list_attr=t)
     if t in type_attrs:
         return ArgDef(name, type_attr=t, number_attr=number)
     return ArgDef(name, dtype=dtypes.as_dtype(t), number_attr=number)
@@ -163,6 +192,8 @@ def parse_attr(spec: str) -> AttrDef:
     value: Any = _NO_DEFAULT
     if default is not None:
         value = dtypes.as_dtype(default) if kind == "type" else ast.literal_eval(default)
+        if kind == "list(type)":
+            value = tuple(dtypes.as_dtype(v) for v in value)
     return AttrDef(
         name,
         kind,

@@ -39,10 +39,11 @@ def define_op(
         raise ValueError(f"op {name!r} is already defined")
     attr_defs = tuple(parse_attr(a) for a in attrs)
     type_attrs = [a.name for a in attr_defs if a.kind == "type"]
+    type_lists = [a.name for a in attr_defs if a.kind == "list(type)"]
     op_def = OpDef(
         name=name,
-        inputs=tuple(parse_arg(s, type_attrs) for s in inputs),
-        outputs=tuple(parse_arg(s, type_attrs) for s in outputs),
+        inputs=tuple(parse_arg(s, type_attrs, type_lists) for s in inputs),
+        outputs=tuple(parse_arg(s, type_attrs, type_lists) for s in outputs),
         attrs=attr_defs,
         shape_fn=shape_fn,
         doc=doc,
@@ -53,7 +54,7 @@ def define_op(
     )
     attr_names = {a.name for a in attr_defs}
     for arg in op_def.inputs + op_def.outputs:
-        for ref in (arg.type_attr, arg.number_attr):
+        for ref in (arg.type_attr, arg.number_attr, arg.type_list_attr):
             if ref is not None and ref not in attr_names:
                 raise ValueError(f"op {name!r}: arg {arg.name!r} names undeclared attr {ref!r}")
     OPS[name] = op_def

@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import numbers
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -304,7 +304,7 @@ def convert_inputs(
 ) -> list[Any]:
     """Convert each input, setting list lengths and type attrs from what is known."""
 
-    def fail(msg: str) -> None:
+    def fail(msg: str) -> NoReturn:
         raise errors.InvalidArgumentError(msg, name, op_def.name)
 
     for key in op_def.inferred_attrs() & attrs.keys():
@@ -319,7 +319,9 @@ def convert_inputs(
                     f"not {_short(value)}."
                 )
             n = len(value)
-            assert arg.number_attr is not None
+            if arg.number_attr is None:  # a list(type) arg: its dtypes are set below
+                items.append(list(value))
+                continue
             if arg.number_attr in attrs and attrs[arg.number_attr] != n:
                 fail(
                     f"List argument '{arg.name}' to '{_snake(op_def.name)}' Op with length {n} "
@@ -375,6 +377,8 @@ def convert_inputs(
                 )
             outs.append(out)
             flat_index += 1
+        if arg.type_list_attr is not None:
+            attrs[arg.type_list_attr] = tuple(o.dtype for o in outs)
         converted.append(outs if arg.is_list else outs[0])
     return converted
 
@@ -494,6 +498,16 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
         if not isinstance(value, list | tuple | np.ndarray):
             fail(f"attr '{a.name}' expects a list of ints, got {_short(value)}")
         return tuple(_int64_attr(fail, a.name, v) for v in value)
+    if a.kind == "list(type)":
+        if not isinstance(value, list | tuple):
+            fail(f"attr '{a.name}' expects a list of dtypes, got {_short(value)}")
+        try:
+            types = tuple(dtypes.as_dtype(v) for v in value)
+        except TypeError as e:
+            fail(f"attr '{a.name}': {e}")
+        if a.minimum is not None and len(types) < a.minimum:
+            fail(f"Attr '{a.name}' of length {len(types)} must be at least minimum {a.minimum}")
+        return types
     if a.kind == "tensor":
         try:
             arr = to_numpy(value)
@@ -592,7 +606,7 @@ def make_wrapper_class(op_def: OpDef) -> type:
         outs = self.operation.outputs
         i = 0
         for arg in op_def.outputs:
-            n = self.operation.node.attrs[arg.number_attr] if arg.is_list else None
+            n = arg.count(self.operation.node.attrs) if arg.is_list else None
             setattr(self, arg.name, outs[i : i + n] if n is not None else outs[i])
             i += 1 if n is None else n
 

@@ -485,12 +485,11 @@ def _identity_n_shape(c: InferenceContext, xs: list[TensorSpec]) -> list[TensorS
 
 IDENTITY_N = define_op(
     "IdentityN",
-    inputs=["input: N * T"],
-    outputs=["output: N * T"],
-    attrs=["N: int >= 1", "T: type"],
+    inputs=["input: T"],
+    outputs=["output: T"],
+    attrs=["T: list(type) >= 1"],
     shape_fn=_identity_n_shape,
-    doc="Returns its list of inputs unchanged. (TensorFlow's ``T`` is a list of types; "
-    "here the inputs share one dtype.)",
+    doc="Returns its list of inputs, of any dtypes, unchanged.",
 )
 
 
