@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +160,78 @@ def test_demo_shows_every_seed_example(capsys):
         "TensorScatterUpdate: two slices",
     ]:
         assert title in out
+
+
+# -- TensorFlow GraphDefs (.pb / .pbtxt) --------------------------------------------------
+
+GRAPHS = Path(__file__).parent / "fixtures" / "graphs"
+
+
+def _tf_feeds(tmp_path, case):
+    saved = np.load(GRAPHS / f"{case}.npz")
+    args = []
+    for key in saved.files:
+        if key.startswith("feed/"):
+            name = key[len("feed/") :]
+            path = tmp_path / f"{name.replace(':', '_')}.npy"
+            np.save(path, saved[key])
+            args += ["--feed", f"{name}={path}"]
+    return saved, args
+
+
+@pytest.mark.parametrize(
+    "case, file",
+    [("dynamic_stitch", "dynamic_stitch.pb"), ("batch_to_space_nd", "batch_to_space_nd.pbtxt")],
+)
+def test_run_tensorflow_graph_files(tmp_path, capsys, case, file):
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    saved, feeds = _tf_feeds(tmp_path, case)
+    out = tmp_path / "out.npz"
+    assert main(["run", str(GRAPHS / file), *feeds, "--fetch", "y", "--out", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out)["y:0"], saved["fetch/y:0"])
+
+
+def test_check_tensorflow_graph_files(tmp_path, capsys):
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    assert main(["check", str(GRAPHS / "atrous_conv2d.pb")]) == 0
+    out = capsys.readouterr().out
+    assert "SpaceToBatchND" in out and "yes" in out and "are supported" in out
+    assert main(["check", str(GRAPHS / "unsupported.pb")]) == 1
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("StatelessWhile"))
+    assert row.split()[1:] == ["1", "no", "loop"]
+    assert "not supported" in out
+
+
+def test_check_json_graph_file(graph_file, capsys):
+    assert main(["check", str(graph_file)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["op", "count", "supported", "example", "node"]
+    assert "Placeholder" in out and "Mul" in out
+
+
+def test_show_and_trace_tensorflow_graph_file(tmp_path, capsys):
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    assert main(["show", str(GRAPHS / "partition_stitch.pbtxt")]) == 0
+    assert '"y" [label="y\\nDynamicStitch"]' in capsys.readouterr().out
+    _, feeds = _tf_feeds(tmp_path, "space_to_batch_nd")
+    logdir = tmp_path / "logs"
+    trace = tmp_path / "t.json"
+    args = ["trace", str(GRAPHS / "space_to_batch_nd.pb"), *feeds, "--fetch", "y:0"]
+    assert main([*args, "-o", str(trace), "--runs", "2", "--logdir", str(logdir)]) == 0
+    assert "2 runs to" in capsys.readouterr().out
+    (events,) = logdir.glob("events.out.tfevents.*")
+    data = events.read_bytes()
+    assert b"SpaceToBatchND" in data and b"run_0" in data and b"run_1" in data
+
+
+def test_tensorflow_graph_file_errors(tmp_path, capsys):
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\xff\xff\xff")
+    assert main(["run", str(bad), "--fetch", "y"]) == 1
+    assert "not a valid binary GraphDef" in capsys.readouterr().err
+    assert main(["check", str(tmp_path / "none.pb")]) == 1
+    assert "cannot read graph file" in capsys.readouterr().err
+    assert main(["run", str(GRAPHS / "unsupported.pb"), "--fetch", "y"]) == 1
+    assert "StatelessWhile" in capsys.readouterr().err
