@@ -31,6 +31,7 @@ import numpy as np
 from . import dtypes, errors
 from .devices import parse_device
 from .graph import Graph, Operation, Output
+from .kernel import check_output_size
 from .op_def import AttrDef
 from .registry import OPS
 from .shapes import TensorShape
@@ -208,7 +209,8 @@ def tensor_from_proto(p: Any, proto: Any, fail: _Fail, what: str = "tensor") -> 
     if shape.dims is None or None in shape.dims:
         fail(f"{what}: a tensor value needs a fully known shape, got {shape}")
     dims = [int(d) for d in shape.dims]  # type: ignore[union-attr, arg-type]
-    count = int(np.prod(dims, dtype=np.int64))
+    # Before any bytes are made: a few values may stand for a huge tensor (TF repeats the last).
+    count = check_output_size(dims, dt.size, fail.node, fail.op)
     if proto.tensor_content:
         raw = proto.tensor_content
         if len(raw) != count * dt.size:

@@ -54,16 +54,18 @@ def check_output_size(
 ) -> int:
     """Return the element count of ``shape``, or raise ResourceExhaustedError.
 
-    Counts in Python ints, so an element count or byte size past int64, or past
-    ``limit`` bytes (default: :func:`tensor_limit`), is reported before anything is
-    allocated.
+    Counts in Python ints, so an element count or byte size past int64 (zero dims aside:
+    NumPy cannot hold such a shape even when it is empty), or past ``limit`` bytes
+    (default: :func:`tensor_limit`), is reported before anything is allocated.
     """
     count = 1
+    extent = 1  # the count without its zero dims: NumPy refuses a shape past int64 even empty
     for d in shape:
         count *= int(d)
+        extent *= max(int(d), 1)
     nbytes = count * itemsize
     limit = tensor_limit() if limit is None else limit
-    if count > _INT64_MAX or nbytes > limit:
+    if extent * max(itemsize, 1) > _INT64_MAX or nbytes > limit:
         raise errors.ResourceExhaustedError(
             f"OOM when allocating tensor with shape [{','.join(str(int(d)) for d in shape)}]: "
             f"{nbytes} bytes needed, at most {limit} can be allocated",

@@ -56,7 +56,10 @@ def host_array(ctx: KernelContext, x: Any) -> np.ndarray:
 
 def axis_value(c: Any, axis: Any, rank: int) -> int:
     """A scalar axis in ``[-rank, rank)``, made non-negative; ``c.fail`` otherwise."""
-    a = int(np.asarray(axis).reshape(()))
+    axis = np.asarray(axis)
+    if axis.ndim != 0:
+        c.fail(f"axis must be a scalar, not a tensor of shape {list(axis.shape)}")
+    a = int(axis)
     if not -rank <= a < rank:
         c.fail(f"Expected axis in the range [{-rank}, {rank}), but got {a}")
     return a % rank

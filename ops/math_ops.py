@@ -100,6 +100,10 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 # Reusing an input buffer saves memory and page faults on large tensors; below this many
 # elements a fresh array costs less than checking whether one can be reused.
 _FORWARD_MIN_SIZE = 4096
+# An input of this many elements may be a broadcast view (a fed np.broadcast_to, a
+# BroadcastTo output) whose size nothing has paid for yet: the new output is checked first.
+# Smaller ones are not, to keep the per-node cost of small ops low.
+_CHECKED_SIZE = 1 << 20
 
 
 def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any, quiet: bool) -> Any:
@@ -157,6 +161,8 @@ def _binary_kernel(
         out = None
         if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x, y), shape, x.dtype)
+        if out is None and x.size >= _CHECKED_SIZE:
+            ctx.check_size(shape, x.dtype)  # x may be a broadcast view: its size is unpaid
         if plain:  # the executor's hot path (Add, Mul...): one ufunc call
             ufunc = np_fn if xp is np else getattr(xp, fn)
             r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
@@ -175,6 +181,8 @@ def _unary_kernel(fn: Any, out_type: Any, quiet: bool) -> Any:
         out = None
         if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x,), x.shape, x.dtype)
+        if out is None and x.size >= _CHECKED_SIZE:
+            ctx.check_size(x.shape, x.dtype)  # x may be a broadcast view: its size is unpaid
         r = _compute(ctx, fn, np_fn, (x,), out, quiet)
         return _finish(ctx.xp, r, x.dtype if out_type is None else out_type, x.shape)
 

@@ -191,7 +191,9 @@ def _reshape_kernel(ctx: KernelContext, x: Any, shape: Any) -> Any:
     for d in dims:
         if d is not None and d < 0:
             ctx.fail(f"Size must be non-negative, not {d}")
-    return x.reshape(_reshape_target(ctx.fail, x.size, dims))
+    target = _reshape_target(ctx.fail, x.size, dims)
+    ctx.check_size(target, x.dtype)  # an empty shape whose other dims pass int64
+    return x.reshape(target)
 
 
 Reshape = make_wrapper_class(RESHAPE)
@@ -231,7 +233,10 @@ TRANSPOSE = define_op(
 
 @register_kernel("Transpose", "CPU", "GPU")
 def _transpose_kernel(ctx: KernelContext, x: Any, perm: Any) -> Any:
-    p = host_array(ctx, perm).tolist()
+    p = host_array(ctx, perm)
+    if p.ndim != 1:
+        ctx.fail(f"perm must be a vector, not a tensor of shape {list(p.shape)}")
+    p = p.tolist()
     if len(p) != x.ndim:
         ctx.fail(
             f"transpose expects a vector of size {x.ndim}. But input(1) is a vector of "

@@ -258,7 +258,14 @@ STRIDED_SLICE = define_op(
 
 @register_kernel("StridedSlice", "CPU", "GPU")
 def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
-    b, e, s = (host_array(ctx, v).tolist() for v in (begin, end, strides))
+    arrays = [host_array(ctx, v) for v in (begin, end, strides)]
+    if any(a.ndim != 1 for a in arrays):
+        ctx.fail(
+            "Expected begin, end, and strides to be 1D equal size tensors, but got shapes "
+            + ", ".join(f"[{','.join(map(str, a.shape))}]" for a in arrays)
+            + " instead."
+        )
+    b, e, s = (a.tolist() for a in arrays)
     if not len(b) == len(e) == len(s):
         ctx.fail(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got "

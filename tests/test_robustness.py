@@ -599,3 +599,85 @@ def test_allocation_guard_under_an_address_space_limit() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("ok ") == 4 and "done" in proc.stdout, proc.stdout
     assert proc.stdout.count("checked ") == 2, proc.stdout
+
+
+# -- What the fuzzer found in the op library (each fed, so only the kernel sees it) --------
+
+
+def _run_fed(build, *arrays):
+    g = mg.Graph()
+    with g.as_default():
+        ps = [mg.placeholder(mg.as_dtype(a.dtype), name=f"p{i}") for i, a in enumerate(arrays)]
+        out = build(*ps)
+    return mg.Session(g).run(out, dict(zip(ps, arrays)))
+
+
+@pytest.mark.parametrize(
+    "build, arrays, node, match",
+    [
+        (
+            lambda p, a: mg.gather(p, [0], axis=a, name="g"),
+            (np.ones((2, 2), np.float32), np.array([0, 1], np.int32)),
+            "g",
+            "axis must be (a )?scalar",
+        ),
+        (
+            lambda x, perm: mg.transpose(x, perm, name="t"),
+            (np.ones((2, 2), np.float32), np.array([[1, 0]], np.int32)),
+            "t",
+            "perm must be a vector",
+        ),
+        (
+            lambda x, b: mg.strided_slice(x, b, b, b, name="s"),
+            (np.ones((2, 2), np.float32), np.array(1, np.int32)),
+            "s",
+            "1D equal size tensors",
+        ),
+        (
+            lambda x, k: mg.nn.top_k(x, k, name="k")[0],
+            (np.ones((2, 3), np.float32), np.array([1, 2], np.int32)),
+            "k",
+            "k must be 0-D",
+        ),
+    ],
+)
+def test_fed_shape_like_inputs_of_the_wrong_rank(build, arrays, node, match):
+    with raises_at(errors.InvalidArgumentError, node, match):
+        _run_fed(build, *arrays)
+
+
+def test_empty_shapes_numpy_cannot_hold_are_refused():
+    big = 2**62
+    with raises_at(errors.ResourceExhaustedError, "r", "OOM"):
+        _run_fed(lambda x, s: mg.reshape(x, s, name="r"), np.ones(0, np.float32),
+                 np.array([0, big, big], np.int64))  # fmt: skip
+    with raises_at(errors.ResourceExhaustedError, "b", "OOM"):
+        _run_fed(lambda x, s: mg.broadcast_to(x, s, name="b"), np.ones(1, np.float32),
+                 np.array([0, big, big], np.int64))  # fmt: skip
+
+
+def test_a_broadcast_view_is_sized_before_an_elementwise_op_copies_it():
+    view = np.broadcast_to(np.float32(1.0), (1 << 21,))  # 8 MB that nothing has paid for
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, name="x")
+        y = mg.negative(x, name="neg")
+    with raises_at(errors.ResourceExhaustedError, "neg", "OOM"):
+        mg.Session(g, max_tensor_bytes=1 << 22).run(y, {x: view})
+    assert mg.Session(g).run(y, {x: view})[0] == -1.0
+
+
+def test_graph_def_constant_of_a_huge_shape_is_refused_before_it_is_filled():
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    from tensorboard.compat.proto import graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    node = gd.node.add(name="c", op="Const")
+    node.attr["dtype"].type = types_pb2.DT_FLOAT
+    t = node.attr["value"].tensor
+    t.dtype = types_pb2.DT_FLOAT
+    for d in (2**20, 2**20, 2**20):
+        t.tensor_shape.dim.add(size=d)
+    t.float_val.append(1.0)  # TensorFlow repeats the last value: 2**60 floats
+    with raises_at(errors.ResourceExhaustedError, "c", "OOM"):
+        mg.import_graph_def(gd, name="")
