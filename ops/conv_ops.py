@@ -538,21 +538,40 @@ def _avg_pool_kernel(ctx: KernelContext, x: Any) -> Any:
 
 MaxPool = make_wrapper_class(MAX_POOL)
 AvgPool = make_wrapper_class(AVG_POOL)
-_max_pool = make_builder(MAX_POOL, "max_pool")
-_avg_pool = make_builder(AVG_POOL, "avg_pool")
 
 
-def max_pool(
-    value: Any,
-    ksize: Any,
-    strides: Any,
-    padding: Any,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,  # noqa: A002
-) -> Output:
-    """Max pooling, as tf.compat.v1.nn.max_pool (``ksize``/``strides``: int, 2 or 4 values).
+def _pool_builder(op_def: Any, name: str, example: str) -> Any:
+    """The tf.compat.v1.nn builder of one pooling op (``ksize``/``strides``: int, 2 or 4
+    values; ``padding``: "SAME", "VALID", or explicit pairs where the op takes them)."""
+    generated = make_builder(op_def, name)
 
+    def pool(
+        value: Any,
+        ksize: Any,
+        strides: Any,
+        padding: Any,
+        data_format: str = "NHWC",
+        name: str | None = None,
+        input: Any = None,  # noqa: A002
+    ) -> Output:
+        return generated(
+            value if input is None else input,
+            ksize=_spatial_list(ksize, data_format),
+            strides=_spatial_list(strides, data_format),
+            data_format=data_format,
+            name=name or op_def.name,
+            **_padding_attrs(padding),
+        )
+
+    pool.__name__ = pool.__qualname__ = name
+    pool.__doc__ = f"{op_def.name}, as tf.compat.v1.nn.{name}.\n{example}"
+    return pool
+
+
+max_pool = _pool_builder(
+    MAX_POOL,
+    "max_pool",
+    """
     >>> import numpy as np, minigraph as mg
     >>> g = mg.Graph()
     >>> with g.as_default():
@@ -560,28 +579,12 @@ def max_pool(
     >>> mg.Session(g).run(y)[0, :, :, 0]
     array([[4., 5.],
            [7., 8.]])
+    """,
+)
+avg_pool = _pool_builder(
+    AVG_POOL,
+    "avg_pool",
     """
-    return _max_pool(
-        value if input is None else input,
-        ksize=_spatial_list(ksize, data_format),
-        strides=_spatial_list(strides, data_format),
-        data_format=data_format,
-        name=name or "MaxPool",
-        **_padding_attrs(padding),
-    )
-
-
-def avg_pool(
-    value: Any,
-    ksize: Any,
-    strides: Any,
-    padding: str,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,  # noqa: A002
-) -> Output:
-    """Average pooling, as tf.compat.v1.nn.avg_pool (``ksize``/``strides``: int, 2 or 4 values).
-
     >>> import numpy as np, minigraph as mg
     >>> g = mg.Graph()
     >>> with g.as_default():
@@ -589,15 +592,8 @@ def avg_pool(
     >>> mg.Session(g).run(y)[0, :, :, 0]
     array([[2. , 3.5],
            [6.5, 8. ]])
-    """
-    return _avg_pool(
-        value if input is None else input,
-        ksize=_spatial_list(ksize, data_format),
-        strides=_spatial_list(strides, data_format),
-        padding=padding,
-        data_format=data_format,
-        name=name or "AvgPool",
-    )
+    """,
+)
 
 
 __all__ = ["Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", *NN_BUILDERS]
