@@ -1,11 +1,18 @@
 """The documented ops on large inputs, against a data-movement floor and plain NumPy.
 
     python benchmarks/ops.py [--repeat 3] [--only stitch]
+    python benchmarks/ops.py --peers [--peers-python /path/to/tf/venv/bin/python]
 
 For each case: the median time of Session.run (inputs fed, so nothing is folded or cached),
 of the obvious NumPy formulation, and of the floor: np.copyto of the op's output bytes into
 a preallocated array. Reported as ratios to the floor (lower is better), the same measure
 as ../shared/performance.md's table of TensorFlow, NumPy, PyTorch and JAX.
+
+With ``--peers``, TensorFlow runs each case's graph in the same run (benchmarks/peers.py:
+exported with ``Graph.as_graph_def()``, timed in a worker process with tf.compat.v1.Session
+and as a concrete function); its outputs are checked against minigraph's like NumPy's.
+Without TensorFlow (or the ``tensorboard`` extra) the script says so and skips those columns.
+The last column is minigraph's time over the best peer's (NumPy, TF Session, tf.function).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import peers
 from timing import median_seconds
 
 import minigraph as mg
@@ -32,7 +40,8 @@ def _floor(nbytes: int, repeat: int) -> float:
 @dataclass
 class Case:
     name: str
-    build: Callable[[], tuple[Any, dict, Callable[[], Any]]]  # -> (fetch, feeds, numpy fn)
+    # -> (fetch, feeds, numpy fn[, positions whose value is unspecified: duplicate writes])
+    build: Callable[[], tuple[Any, ...]]
 
 
 def _placeholders(*arrays: np.ndarray) -> list[Any]:
@@ -154,6 +163,13 @@ def _index_rows(rng: np.random.Generator, rows: int, width: int, n: int, element
     return idx.astype(np.int32)
 
 
+def _duplicate_positions(idx: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """The positions that more than one index row writes (index arrays, as for ``a[pos]``)."""
+    flat = np.ravel_multi_index(tuple(idx.T), shape[: idx.shape[1]])
+    u, counts = np.unique(flat, return_counts=True)
+    return np.unravel_index(u[counts > 1], shape[: idx.shape[1]])
+
+
 def scatter_case(op: str, elements: bool) -> Case:
     """TensorScatter{op}, or ScatterNd for op "scatter_nd" (into zeros of the same shape)."""
 
@@ -180,7 +196,8 @@ def scatter_case(op: str, elements: bool) -> Case:
                 _AT.get(op, np.add).at(out, key, upd)
             return out
 
-        return y, feeds, numpy_version
+        dups = _duplicate_positions(idx, t.shape) if op == "update" else None
+        return y, feeds, numpy_version, dups
 
     what = "1M elements" if elements else "1M rows"
     name = "scatter_nd" if op == "scatter_nd" else f"tensor_scatter_nd_{op}"
@@ -230,36 +247,66 @@ def _nbytes(value: Any) -> int:
     return sum(v.nbytes for v in value) if isinstance(value, list) else value.nbytes
 
 
+def _check(name: str, got: Any, other: Any, dups: Any) -> None:
+    """``other`` (NumPy's or TensorFlow's) equals ``got`` (minigraph's), up to float rounding.
+
+    Float sums may round differently. Where several index rows write one position (scatter
+    update with duplicates) the winner is unspecified in NumPy and TensorFlow, so those
+    positions are taken from minigraph's result before comparing (``other`` is modified).
+    """
+    pairs = list(zip(got, other)) if isinstance(got, list) else [(got, other)]
+    for a, b in pairs:
+        if dups is not None:
+            b[dups] = a[dups]
+        assert a.shape == b.shape and a.dtype == b.dtype, f"{name}: wrong shape or dtype"
+        assert np.allclose(a, b), f"{name}: wrong result"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    peers.add_arguments(parser)
     args = parser.parse_args()
-    print(f"{'case':<52} {'floor ms':>9} {'minigraph':>10} {'numpy':>7}")
+    tf = peers.TFPeer.start(args.peers_python) if args.peers else None
+    head = f"{'case':<52} {'floor ms':>9} {'minigraph':>10} {'numpy':>7}"
+    if tf is not None:
+        head += f" {'TF sess':>8} {'tf.fn':>7} {'mg/best':>8}"
+    print(head, flush=True)
     for case in CASES:
         if args.only not in case.name:
             continue
         g = mg.Graph()
         with g.as_default():
-            fetch, feeds, numpy_fn = case.build()
+            fetch, feeds, numpy_fn, *rest = case.build()
+        dups = rest[0] if rest else None
         sess = mg.Session(g)
         result = sess.run(fetch, feeds)
-        expected = numpy_fn()
-        pairs = zip(result, expected) if isinstance(result, list) else [(result, expected)]
-        # Float sums may round differently; duplicate-index assignment is last-wins here but
-        # unspecified in NumPy, so compare approximately and only where NumPy is defined.
-        if "update" not in case.name:
-            assert all(np.allclose(a, b) for a, b in pairs), f"{case.name}: wrong result"
+        _check(case.name, result, numpy_fn(), dups)
         floor = _floor(_nbytes(result), args.repeat)
         t_mg = median_seconds(
             lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds), args.repeat
         )
         t_np = median_seconds(numpy_fn, args.repeat)
-        print(
-            f"{case.name:<52} {floor * 1e3:>9.1f} {t_mg / floor:>10.1f} {t_np / floor:>7.1f}",
-            flush=True,
-        )
-        del result, expected, fetch, feeds, sess, g
+        line = f"{case.name:<52} {floor * 1e3:>9.1f} {t_mg / floor:>10.1f} {t_np / floor:>7.1f}"
+        if tf is not None:
+            fetches = fetch if isinstance(fetch, list) else [fetch]
+            r = tf.run(g, feeds, fetches, args.repeat)
+            for mode, values in r.outputs.items():
+                _check(
+                    f"{case.name} (TF {mode})",
+                    result,
+                    values if isinstance(fetch, list) else values[0],
+                    dups,
+                )
+            del r.outputs
+            t_tf, t_fn = r.seconds["session"], r.seconds["function"]
+            best = min(t_np, t_tf, t_fn)
+            line += f" {t_tf / floor:>8.1f} {t_fn / floor:>7.1f} {t_mg / best:>8.2f}"
+        print(line, flush=True)
+        del result, fetch, feeds, sess, g
+    if tf is not None:
+        tf.close()
 
 
 if __name__ == "__main__":

@@ -1,12 +1,22 @@
 """Executor overhead and peak memory, against plain NumPy doing the same work.
 
-    python benchmarks/overhead.py [--repeat 200]
+    python benchmarks/overhead.py [--repeat 200] [--skip-memory]
+    python benchmarks/overhead.py --peers [--peers-python /path/to/tf/venv/bin/python]
 
-1. A chain of K additions on a float32[4] tensor (K = 1, 10, 100, 1000): µs per
-   Session.run, and the per-node cost (slope between K=100 and K=1000), against NumPy
-   calling np.add K times.
+1. A chain of K additions on a float32[4] tensor (K = 1, 10, 100, 1000), each adding the
+   one shared constant (so the optimizer has nothing to fold or merge: the plan runs K
+   adds, which the script checks), and a wide graph of K independent adds of x and K
+   distinct constants, fetched together (K = 100, 1000; a Const and an Add step per add):
+   µs per Session.run, and the cost per add (the slope between K=100 and K=1000) against
+   NumPy calling np.add K times, and per executed step. The per-run cost is the chain's
+   K=1 time less one add.
 2. Peak memory of a 50-op elementwise chain on a 256 MB float32 tensor, counting the input,
    as a multiple of the tensor's size; each measurement runs in a fresh child process.
+
+With ``--peers``, TensorFlow runs the same graphs in the same run (benchmarks/peers.py):
+tf.compat.v1.Session with Grappler (its default), with Grappler off, and as a concrete
+function; "TF nodes" is how many nodes TensorFlow's Session actually ran (its partition
+graphs, counting its feed and fetch nodes). Without TensorFlow those columns are skipped.
 """
 
 from __future__ import annotations
@@ -15,39 +25,118 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import peers
 from timing import median_seconds
 
+TF_MODES = ("session", "session_no_grappler", "function")
 
-def chain_overhead(repeat: int) -> dict[int, tuple[float, float]]:
+
+def _chain(k: int) -> tuple[Any, Any, list[Any], Callable[[np.ndarray], Any]]:
+    import minigraph as mg
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[4], name="x")
+        y = x
+        one = mg.constant(np.float32(1.0))
+        for _ in range(k):
+            y = mg.add(y, one)
+    c = np.float32(1.0)
+
+    def numpy_chain(a: np.ndarray) -> Any:
+        v = a
+        for _ in range(k):
+            v = np.add(v, c)
+        return v
+
+    return g, x, [y], numpy_chain
+
+
+def _wide(k: int) -> tuple[Any, Any, list[Any], Callable[[np.ndarray], Any]]:
+    import minigraph as mg
+
+    cs = [np.float32(i + 1) for i in range(k)]
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[4], name="x")
+        ys = [mg.add(x, mg.constant(c)) for c in cs]
+
+    def numpy_wide(a: np.ndarray) -> Any:
+        return [np.add(a, c) for c in cs]
+
+    return g, x, ys, numpy_wide
+
+
+def measure(
+    kind: str, ks: tuple[int, ...], repeat: int, tf: peers.TFPeer | None
+) -> dict[int, dict[str, Any]]:
+    """For each K: µs per run of minigraph, NumPy and each TF mode; the plan's step count."""
     import minigraph as mg
 
     results = {}
-    for k in (1, 10, 100, 1000):
-        g = mg.Graph()
-        with g.as_default():
-            x = mg.placeholder(mg.float32, shape=[4], name="x")
-            y = x
-            one = mg.constant(np.float32(1.0))
-            for _ in range(k):
-                y = mg.add(y, one)
-        sess = mg.Session(g)
-        feed = {x: np.zeros(4, np.float32)}
-        t_mg = median_seconds(lambda sess=sess, y=y, feed=feed: sess.run(y, feed), repeat)
-
+    for k in ks:
+        g, x, fetches, numpy_fn = (_chain if kind == "chain" else _wide)(k)
         a = np.zeros(4, np.float32)
-        c = np.float32(1.0)
-
-        def numpy_chain(k=k, a=a, c=c):
-            v = a
-            for _ in range(k):
-                v = np.add(v, c)
-            return v
-
-        t_np = median_seconds(numpy_chain, repeat)
-        results[k] = (t_mg * 1e6, t_np * 1e6)
+        sess = mg.Session(g)
+        feed = {x: a}
+        got = sess.run(fetches, feed)
+        expected = numpy_fn(a)
+        expected = expected if isinstance(expected, list) else [expected]
+        assert all(np.array_equal(u, v) for u, v in zip(got, expected)), f"{kind} {k}: wrong"
+        plan = next(iter(getattr(sess, "_plans", {}).values()), None)
+        r = {
+            "minigraph": median_seconds(lambda s=sess, f=fetches, d=feed: s.run(f, d), repeat),
+            "numpy": median_seconds(lambda f=numpy_fn, a=a: f(a), repeat),
+            "steps": len(plan.steps) if plan is not None else None,
+            "optimized": list(getattr(plan, "optimizations", ())),
+        }
+        # The point is the cost of K executed adds: say so if the optimizer changed that.
+        if r["steps"] is not None and (r["steps"] != 2 * k - (k - 1) * (kind == "chain")):
+            print(f"warning: {kind} K={k} runs {r['steps']} steps: {r['optimized']}")
+        if tf is not None:
+            p = tf.run(g, feed, fetches, repeat, modes=TF_MODES)
+            for mode, values in p.outputs.items():
+                ok = all(np.array_equal(u, v) for u, v in zip(got, values))
+                assert ok, f"{kind} {k}: TF {mode} differs from minigraph"
+            r.update(p.seconds)
+            r["tf_nodes"] = p.info.get("session_nodes")
+            r["tf_nodes_no_grappler"] = p.info.get("session_no_grappler_nodes")
+        results[k] = {n: v * 1e6 if isinstance(v, float) else v for n, v in r.items()}
     return results
+
+
+def report(kind: str, res: dict[int, dict[str, Any]], tf: bool) -> dict[str, float]:
+    """Print the table; return the per-node slopes (µs) of each column."""
+    cols = ["minigraph", "numpy", *(TF_MODES if tf else ())]
+    names = {"session": "TF sess", "session_no_grappler": "TF no-gr", "function": "tf.fn"}
+    head = f"{'K':>6} {'steps':>6} " + " ".join(f"{names.get(c, c):>10}" for c in cols)
+    print(head + f" {'mg/numpy':>9}" + (f" {'TF nodes':>9} {'no-gr':>6}" if tf else ""))
+    for k, r in res.items():
+        line = f"{k:>6} {r['steps'] if r['steps'] is not None else '?':>6} "
+        line += " ".join(f"{r[c]:>10.1f}" for c in cols)
+        line += f" {r['minigraph'] / r['numpy']:>9.2f}"
+        if tf:
+            line += f" {r.get('tf_nodes') or '?':>9} {r.get('tf_nodes_no_grappler') or '?':>6}"
+        print(line)
+        if r["optimized"]:
+            print(f"{'':>6} optimizer: {'; '.join(r['optimized'])}")
+    lo, hi = sorted(res)[-2:]
+    slope = {c: (res[hi][c] - res[lo][c]) / (hi - lo) for c in cols}
+    print(
+        f"per add ({kind}, slope K={lo}..{hi}): "
+        + ", ".join(f"{names.get(c, c)} {v:.2f} µs" for c, v in slope.items())
+        + f"; minigraph / numpy {slope['minigraph'] / slope['numpy']:.2f}"
+    )
+    if res[hi]["steps"] and res[lo]["steps"]:
+        per_step = (res[hi]["minigraph"] - res[lo]["minigraph"]) / (
+            res[hi]["steps"] - res[lo]["steps"]
+        )
+        print(f"  minigraph per executed step: {per_step:.2f} µs")
+    return slope
 
 
 _CHILD = r"""
@@ -101,20 +190,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--skip-memory", action="store_true")
+    peers.add_arguments(parser)
     args = parser.parse_args()
+    tf = peers.TFPeer.start(args.peers_python) if args.peers else None
 
-    res = chain_overhead(args.repeat)
-    print("chain of K adds on float32[4]: median µs per run")
-    print(f"{'K':>6} {'minigraph':>12} {'numpy':>10} {'ratio':>7}")
-    for k, (t_mg, t_np) in res.items():
-        print(f"{k:>6} {t_mg:>12.1f} {t_np:>10.1f} {t_mg / t_np:>7.1f}")
-    per_node = (res[1000][0] - res[100][0]) / 900
-    per_np = (res[1000][1] - res[100][1]) / 900
-    fixed = res[1][0] - per_node
+    print("a chain of K adds on float32[4]: median µs per run")
+    chain = measure("chain", (1, 10, 100, 1000), args.repeat, tf)
+    per_node = report("chain", chain, tf is not None)
+    print("a wide graph: K independent adds on float32[4], fetched together: µs per run")
+    wide = measure("wide", (100, 1000), args.repeat, tf)
+    report("wide", wide, tf is not None)
+    fixed = {c: chain[1][c] - per_node[c] for c in per_node}
     print(
-        f"per node: {per_node:.2f} µs (numpy per op: {per_np:.2f} µs, "
-        f"ratio {per_node / per_np:.1f}); per run: {fixed:.1f} µs"
+        "per run (chain K=1 less one add): "
+        + ", ".join(f"{c} {v:.1f} µs" for c, v in fixed.items() if c != "numpy")
     )
+    if tf is not None:
+        tf.close()
     if not args.skip_memory:
         mem = chain_peak_memory()
         print("peak memory of a 50-op elementwise chain on 256 MB, counting the input:")
