@@ -8,12 +8,13 @@ step names its op, attrs and device and holds no Graph or Session object.
 
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -100,54 +101,70 @@ class LocalExecutor:
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.intra_op_threads = intra_op_threads
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
-        self._bound: dict[int, tuple[weakref.ref[Plan], list[tuple[Any, ...]]]] = {}
+        self._bound: dict[int, tuple[weakref.ref[Plan], _Bound]] = {}
 
-    def _bound_steps(self, plan: Plan) -> list[tuple[Any, ...]]:
+    def _bound_steps(self, plan: Plan) -> _Bound:
         entry = self._bound.get(id(plan))
         if entry is None or entry[0]() is not plan:
-            bound = []
-            for step in plan.steps:
-                fn, ctx = _bind(step, self.max_tensor_bytes, self.intra_op_threads)
-                single = step.single_output
-                bound.append(
-                    (
-                        fn,
-                        ctx,
-                        _getter(step.inputs),
-                        step.outputs[0] if single else step.outputs,
-                        single,
-                        step.release,
-                    )
-                )
-            entry = (weakref.ref(plan), bound)
+            entry = (weakref.ref(plan), self._bind_plan(plan))
             self._bound[id(plan)] = entry
             weakref.finalize(plan, self._bound.pop, id(plan), None)
         return entry[1]
 
+    def _bind_plan(self, plan: Plan) -> _Bound:
+        """Every step bound to its kernel and context, for the checked loop; and for the fast
+        loop, the host constants' values in a template of the value slots (a run starts
+        from a copy of it instead of running their steps) and the other steps as
+        ``(kernel with its context bound, input getter, output slots, single, releases)``."""
+        bound, fast, fast_steps = [], [], []
+        template: list[Any] = [None] * plan.num_slots
+        for step in plan.steps:
+            fn, ctx = _bind(step, self.max_tensor_bytes, self.intra_op_threads)
+            single = step.single_output
+            args, outs = _getter(step.inputs), step.outputs[0] if single else step.outputs
+            bound.append((fn, ctx, args, outs, single, step.release))
+            if step.op_type == "Const" and step.device.startswith("CPU"):
+                template[step.outputs[0]] = step.attrs["value"]  # read-only; never released
+                continue
+            fast.append((functools.partial(fn, ctx), args, outs, single, step.release))
+            fast_steps.append(step)
+        return _Bound(bound, fast, fast_steps, template)
+
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
-        values: list[Any] = [None] * plan.num_slots
-        for s, v in zip(plan.feed_slots, feed_values):
-            values[s] = v
         bound = self._bound_steps(plan)
         if timings is not None or config.check_outputs():
-            _run_checked(plan, bound, values, timings)
-        else:
-            k = 0
-            try:
-                for k, (fn, ctx, args, outs, single, release) in enumerate(bound):  # noqa: B007
-                    result = fn(ctx, *args(values))
-                    if single:
-                        values[outs] = result
-                    else:
-                        for o, r in zip(outs, result):
-                            values[o] = r
-                    for r in release:
-                        values[r] = None
-            except errors.OpError:
-                raise
-            except Exception as e:
-                raise _wrap(plan.steps[k], e) from e
+            values: list[Any] = [None] * plan.num_slots
+            for s, v in zip(plan.feed_slots, feed_values):
+                values[s] = v
+            _run_checked(plan, bound.steps, values, timings)
+            return [values[s] for s in plan.fetch_slots]
+        values = bound.template.copy()
+        for s, v in zip(plan.feed_slots, feed_values):
+            values[s] = v
+        k = 0
+        try:
+            for k, (call, args, outs, single, release) in enumerate(bound.fast):  # noqa: B007
+                if single:
+                    values[outs] = call(*args(values))
+                else:
+                    for o, r in zip(outs, call(*args(values))):
+                        values[o] = r
+                for r in release:
+                    values[r] = None
+        except errors.OpError:
+            raise
+        except Exception as e:
+            raise _wrap(bound.fast_steps[k], e) from e
         return [values[s] for s in plan.fetch_slots]
+
+
+class _Bound(NamedTuple):
+    """A plan's steps bound once: all of them for the checked loop, and the fast loop's."""
+
+    steps: list[tuple[Any, ...]]
+    fast: list[tuple[Any, ...]]
+    fast_steps: list[Step]
+    template: list[Any]
 
 
 def _run_checked(

@@ -235,7 +235,7 @@ class Output:
         return isinstance(other, Output) and other.op == self.op and other.index == self.index
 
     def __hash__(self) -> int:
-        return hash((self.op, self.index))
+        return hash((self.op.node, self.index))  # as (op, index): an Operation hashes its node
 
     def __bool__(self) -> bool:
         raise TypeError(

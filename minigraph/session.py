@@ -235,6 +235,10 @@ class Session:
         return target
 
     def _normalise_fetches(self, fetches: Any) -> tuple[list[Output], list[Node], Callable]:
+        if type(fetches) is list and all(
+            type(f) is Output and f.op.node.graph is self.graph for f in fetches
+        ):  # the common case, fast: a flat list of this graph's Outputs (repeats are fine)
+            return list(fetches), [], _same
         tensors: list[Output] = []
         targets: list[Node] = []
         index: dict[Output, int] = {}
@@ -328,7 +332,7 @@ def _check_feed(out: Output, value: Any, limit: int) -> Any:
             f"cannot feed a value of dtype {arr.dtype} to tensor {out.name} of dtype "
             f"{out.dtype.name}"
         )
-    if not out.shape.is_compatible_with(arr.shape):
+    if not _shape_fits(out.shape.dims, arr.shape):
         fail(
             f"Cannot feed value of shape {tuple(arr.shape)} for Tensor {out.name}, which has "
             f"shape {out.shape}"
@@ -357,6 +361,18 @@ def _check_feed(out: Output, value: Any, limit: int) -> Any:
     view = arr.view()
     view.flags.writeable = False
     return view
+
+
+def _same(values: list[Any]) -> list[Any]:
+    return values
+
+
+def _shape_fits(dims: tuple[int | None, ...] | None, shape: tuple[int, ...]) -> bool:
+    """A fed array's shape against the tensor's partial one (TensorShape.is_compatible_with
+    without building a TensorShape: this runs once per feed per run)."""
+    if dims is None:
+        return True
+    return len(dims) == len(shape) and all(d is None or d == n for d, n in zip(dims, shape))
 
 
 def _device_of(value: Any) -> str:
