@@ -3,6 +3,7 @@ shape-like inputs, axis checks, and index-range checks in TensorFlow's wording."
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -12,6 +13,7 @@ from minigraph import dtypes
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.shapes import TensorShape
+from minigraph.wrappers import make_builder
 
 __all__ = [
     "INDEX_TYPES",
@@ -30,6 +32,8 @@ __all__ = [
     "check_in_range",
     "multi_index",
     "shape_str",
+    "REQUIRED",
+    "tf_builder",
 ]
 
 
@@ -100,3 +104,28 @@ def multi_index(shape: tuple[int, ...], flat_pos: int) -> str:
 def shape_str(dims: Sequence[int]) -> str:
     """TensorShape::DebugString of a concrete shape: ``[2,3]``."""
     return "[" + ",".join(str(int(d)) for d in dims) + "]"
+
+
+# The default of a builder parameter the caller must give (for tf_builder's params).
+REQUIRED = inspect.Parameter.empty
+
+
+def tf_builder(op_def: Any, name: str, params: Sequence[tuple[str, Any]]) -> Callable[..., Any]:
+    """The generated builder under tf.compat.v1's signature: ``params`` (name, default),
+    then ``name=None``, all positional-or-keyword as in TensorFlow."""
+    generated = make_builder(op_def, name)
+    P = inspect.Parameter
+    sig = inspect.Signature(
+        [P(p, P.POSITIONAL_OR_KEYWORD, default=d) for p, d in params]
+        + [P("name", P.POSITIONAL_OR_KEYWORD, default=None)]
+    )
+
+    def builder(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return generated(**bound.arguments)
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__signature__ = sig  # type: ignore[attr-defined]
+    builder.__doc__ = generated.__doc__
+    return builder

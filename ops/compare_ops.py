@@ -20,7 +20,7 @@ from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import ALL, REAL, shape_str
-from minigraph.ops.math_ops import _reflected, elementwise
+from minigraph.ops.math_ops import elementwise, reflected
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, merge
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -360,8 +360,8 @@ for _method, _fn in [
     ("__or__", logical_or),
 ]:
     register_operator(_method, _fn)
-register_operator("__rand__", _reflected(logical_and))
-register_operator("__ror__", _reflected(logical_or))
+register_operator("__rand__", reflected(logical_and))
+register_operator("__ror__", reflected(logical_or))
 register_operator("__invert__", logical_not)
 
 __all__ = [

@@ -14,15 +14,8 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import FLOAT, host_array, shape_str
-from minigraph.ops.nn_ops import (
-    _HALF_FLOAT,
-    _REQUIRED,
-    _acc,
-    _log_softmax_rows,
-    _quiet,
-    _tf_builder,
-)
+from minigraph.ops.common import FLOAT, REQUIRED, host_array, shape_str, tf_builder
+from minigraph.ops.nn_ops import in_float32, log_softmax_rows, quiet
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast, merge_dim, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -58,13 +51,13 @@ L2_LOSS = define_op(
 
 @register_kernel("L2Loss", "CPU", "GPU")
 def _l2_loss_kernel(ctx: KernelContext, t: Any) -> Any:
-    ta = _acc(t)
-    with _quiet():
+    ta = in_float32(t)
+    with quiet():
         return ctx.xp.asarray((ta * ta).sum() / 2).astype(t.dtype)
 
 
 L2Loss = make_wrapper_class(L2_LOSS)
-l2_loss = _tf_builder(L2_LOSS, "l2_loss", (("t", _REQUIRED),))
+l2_loss = tf_builder(L2_LOSS, "l2_loss", (("t", REQUIRED),))
 
 
 def _softmax_xent_shape(c: InferenceContext, f: TensorSpec, lab: TensorSpec) -> list:
@@ -80,7 +73,7 @@ SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = define_op(
     "SoftmaxCrossEntropyWithLogits",
     inputs=["features: T", "labels: T"],
     outputs=["loss: T", "backprop: T"],
-    attrs=[f"T: {_HALF_FLOAT}"],
+    attrs=[f"T: {FLOAT}"],
     shape_fn=_softmax_xent_shape,
     doc="""
 Cross entropy of ``softmax(features)`` against the distributions ``labels``, per row:
@@ -110,11 +103,11 @@ def _softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any, lab: A
         )
     ctx.check_size(shape, f.dtype)
     f = xp.broadcast_to(f, shape)
-    la = _acc(xp.broadcast_to(lab, shape))
+    la = in_float32(xp.broadcast_to(lab, shape))
     if f.size == 0:
         return [xp.zeros(shape[:1], f.dtype), xp.empty(shape, f.dtype)]
-    with _quiet():
-        shifted, lse = _log_softmax_rows(xp, f)
+    with quiet():
+        shifted, lse = log_softmax_rows(xp, f)
         loss = (la * (lse - shifted)).sum(axis=1)
         backprop = xp.exp(shifted - lse) - la
     return [loss.astype(f.dtype, copy=False), backprop.astype(f.dtype, copy=False)]
@@ -159,7 +152,7 @@ SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = define_op(
     "SparseSoftmaxCrossEntropyWithLogits",
     inputs=["features: T", "labels: Tlabels"],
     outputs=["loss: T", "backprop: T"],
-    attrs=[f"T: {_HALF_FLOAT}", "Tlabels: {int32, int64} = int64"],
+    attrs=[f"T: {FLOAT}", "Tlabels: {int32, int64} = int64"],
     shape_fn=_sparse_xent_shape,
     doc="""
 Cross entropy of ``softmax(features)`` (``[batch, classes]``) against class ids
@@ -199,8 +192,8 @@ def _sparse_softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any,
     if f.size == 0:
         return [xp.zeros((batch,), f.dtype), xp.empty(f.shape, f.dtype)]
     one_hot = xp.arange(classes)[None, :] == lab[:, None]
-    with _quiet():
-        shifted, lse = _log_softmax_rows(xp, f)
+    with quiet():
+        shifted, lse = log_softmax_rows(xp, f)
         picked = xp.take_along_axis(shifted, lab.astype(np.int64)[:, None], axis=1)
         loss = (lse - picked)[:, 0]
         backprop = xp.exp(shifted - lse) - one_hot

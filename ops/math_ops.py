@@ -681,7 +681,7 @@ def divide(x: Any, y: Any, name: str | None = None) -> Output:
 truediv = divide
 
 
-def _reflected(fn: Any) -> Any:
+def reflected(fn: Any) -> Any:
     return lambda self, other: fn(other, self)
 
 
@@ -695,7 +695,7 @@ for _method, _fn in [
     ("__pow__", pow),
 ]:
     register_operator(_method, _fn)
-    register_operator(_method.replace("__", "__r", 1), _reflected(_fn))
+    register_operator(_method.replace("__", "__r", 1), reflected(_fn))
 register_operator("__neg__", negative)
 register_operator("__abs__", abs)
 

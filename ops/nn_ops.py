@@ -9,7 +9,6 @@ accumulates in float32 too (softmax, losses, batch norm).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any, NoReturn
@@ -20,7 +19,16 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import NUMBER, REAL, axis_value, host_array, shape_str
+from minigraph.ops.common import (
+    FLOAT,
+    NUMBER,
+    REAL,
+    REQUIRED,
+    axis_value,
+    host_array,
+    shape_str,
+    tf_builder,
+)
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import (
     TensorShape,
@@ -36,42 +44,16 @@ NN_BUILDERS = (
     "log_softmax", "fused_batch_norm", "top_k", "in_top_k",
 )  # fmt: skip
 
-_HALF_FLOAT = "{float16, float32, float64}"
 
-
-def _quiet() -> Any:
+def quiet() -> Any:
     """NumPy's floating-point warnings off (NaN/inf are values here, as in TensorFlow).
     It is NumPy's own state, so it is a no-op for CuPy, which warns about nothing."""
     return np.errstate(all="ignore")
 
 
-def _acc(x: Any) -> Any:
+def in_float32(x: Any) -> Any:
     """x in its accumulation dtype: float32 for float16, else itself."""
     return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
-def _tf_builder(op_def: Any, name: str, params: Sequence[tuple[str, Any]]) -> Callable[..., Any]:
-    """The generated builder under tf.compat.v1's signature: ``params`` (name, default),
-    then ``name=None``, all positional-or-keyword as in TensorFlow."""
-    generated = make_builder(op_def, name)
-    P = inspect.Parameter
-    sig = inspect.Signature(
-        [P(p, P.POSITIONAL_OR_KEYWORD, default=d) for p, d in params]
-        + [P("name", P.POSITIONAL_OR_KEYWORD, default=None)]
-    )
-
-    def builder(*args: Any, **kwargs: Any) -> Any:
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return generated(**bound.arguments)
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__signature__ = sig  # type: ignore[attr-defined]
-    builder.__doc__ = generated.__doc__
-    return builder
-
-
-_REQUIRED = inspect.Parameter.empty
 
 
 # -- BiasAdd -------------------------------------------------------------------------------
@@ -187,7 +169,7 @@ def activation(
     *,
     builder: str,
     attrs: Sequence[str] = (),
-    params: Sequence[tuple[str, Any]] = (("features", _REQUIRED),),
+    params: Sequence[tuple[str, Any]] = (("features", REQUIRED),),
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one elementwise activation ``features -> activations``;
@@ -202,13 +184,13 @@ def activation(
     )
 
     def kernel(ctx: KernelContext, x: Any) -> Any:
-        with _quiet():
+        with quiet():
             out = fn(ctx.xp, x, ctx.attrs)
         return ctx.xp.asarray(out).astype(x.dtype, copy=False)
 
     kernel.__name__ = f"_{builder}_kernel"
     register_kernel(op_type, "CPU", "GPU")(kernel)
-    return _tf_builder(op_def, builder, params), make_wrapper_class(op_def)
+    return tf_builder(op_def, builder, params), make_wrapper_class(op_def)
 
 
 relu, Relu = activation(
@@ -233,14 +215,14 @@ relu6, Relu6 = activation(
 elu, Elu = activation(
     "Elu",
     _elu,
-    _HALF_FLOAT,
+    FLOAT,
     builder="elu",
     doc="``features`` where positive, else ``exp(features) - 1``.",
 )
 selu, Selu = activation(
     "Selu",
     _selu,
-    _HALF_FLOAT,
+    FLOAT,
     builder="selu",
     doc="``scale * features`` where positive, else ``scale * alpha * (exp(features) - 1)``, "
     "with scale 1.0507009873554805 and alpha 1.6732632423543772.",
@@ -248,10 +230,10 @@ selu, Selu = activation(
 leaky_relu, LeakyRelu = activation(
     "LeakyRelu",
     _leaky_relu,
-    _HALF_FLOAT,
+    FLOAT,
     builder="leaky_relu",
     attrs=["alpha: float = 0.2"],
-    params=(("features", _REQUIRED), ("alpha", 0.2)),
+    params=(("features", REQUIRED), ("alpha", 0.2)),
     doc="""
 ``features`` where positive, else ``alpha * features``.
 
@@ -266,7 +248,7 @@ array([-0.2,  2. ])
 softplus, Softplus = activation(
     "Softplus",
     _softplus,
-    _HALF_FLOAT,
+    FLOAT,
     builder="softplus",
     doc="``log(exp(features) + 1)``, computed without overflow.",
 )
@@ -281,9 +263,9 @@ def _softmax_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
     return x.shape
 
 
-def _log_softmax_rows(xp: Any, x: Any) -> tuple[Any, Any]:
+def log_softmax_rows(xp: Any, x: Any) -> tuple[Any, Any]:
     """(x - max, log(sum(exp(x - max)))) over the last axis, in the accumulation dtype."""
-    xa = _acc(x)
+    xa = in_float32(x)
     shifted = xa - xa.max(axis=-1, keepdims=True)
     return shifted, xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
 
@@ -294,7 +276,7 @@ def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> 
         op_type,
         inputs=["logits: T"],
         outputs=[f"{output}: T"],
-        attrs=[f"T: {_HALF_FLOAT}"],
+        attrs=[f"T: {FLOAT}"],
         shape_fn=_softmax_shape,
         doc=doc,
     )
@@ -305,8 +287,8 @@ def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> 
             ctx.fail("logits must have >= 1 dimension, got []")
         if x.size == 0:
             return xp.empty(x.shape, x.dtype)
-        with _quiet():
-            shifted, lse = _log_softmax_rows(xp, x)
+        with quiet():
+            shifted, lse = log_softmax_rows(xp, x)
             out = shifted - lse if log else xp.exp(shifted - lse)
         return out.astype(x.dtype, copy=False)
 
@@ -463,7 +445,7 @@ def _fused_batch_norm_v3_kernel(
     shape = [1] * x.ndim
     shape[axis] = channels
     eps = np.float32(ctx.attrs["epsilon"])
-    with _quiet():
+    with quiet():
         mult = scale / xp.sqrt(variance + eps)
         y = (x.astype(np.float32) - mean.reshape(shape)) * mult.reshape(shape)
         y = y + offset.reshape(shape)
