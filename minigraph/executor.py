@@ -14,13 +14,14 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import numpy as np
 
 from . import config, errors
 from .devices import Device
 from .graph import group_inputs
+from .interop import Wave, default_threads, plan_waves, run_waves
 from .kernel import KernelContext
 from .plan import Plan, Step
 from .registry import lookup_kernel
@@ -92,14 +93,20 @@ class LocalExecutor:
 
     ``max_tensor_bytes`` caps the bytes one tensor may take in its runs (None:
     ``mg.config.max_tensor_bytes()``, the machine's free memory unless set);
-    ``intra_op_threads`` the threads one kernel may use (None: ``mg.config.kernel_threads()``).
+    ``intra_op_threads`` the threads one kernel may use (None: ``mg.config.kernel_threads()``);
+    ``inter_op_threads`` how many big independent steps may run at once (None: the cores,
+    at most 4; 1: one at a time; see minigraph.interop).
     """
 
     def __init__(
-        self, max_tensor_bytes: int | None = None, intra_op_threads: int | None = None
+        self,
+        max_tensor_bytes: int | None = None,
+        intra_op_threads: int | None = None,
+        inter_op_threads: int | None = None,
     ) -> None:
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.intra_op_threads = intra_op_threads
+        self.inter_op_threads = inter_op_threads or default_threads()
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
         self._bound: dict[int, tuple[weakref.ref[Plan], _Bound]] = {}
 
@@ -128,7 +135,8 @@ class LocalExecutor:
                 continue
             fast.append((functools.partial(fn, ctx), args, outs, single, step.release))
             fast_steps.append(step)
-        return _Bound(bound, fast, fast_steps, template)
+        waves = plan_waves(fast_steps, plan.fetch_slots) if self.inter_op_threads > 1 else None
+        return _Bound(bound, fast, fast_steps, template, waves)
 
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
         bound = self._bound_steps(plan)
@@ -141,6 +149,15 @@ class LocalExecutor:
         values = bound.template.copy()
         for s, v in zip(plan.feed_slots, feed_values):
             values[s] = v
+        if bound.waves is not None:  # independent big steps at once (minigraph.interop)
+
+            def fail(k: int, e: Exception) -> NoReturn:
+                if isinstance(e, errors.OpError):
+                    raise e
+                raise _wrap(bound.fast_steps[k], e) from e
+
+            run_waves(bound.waves, bound.fast, values, self.inter_op_threads, fail)
+            return [values[s] for s in plan.fetch_slots]
         k = 0
         try:
             for k, (call, args, outs, single, release) in enumerate(bound.fast):  # noqa: B007
@@ -165,6 +182,7 @@ class _Bound(NamedTuple):
     fast: list[tuple[Any, ...]]
     fast_steps: list[Step]
     template: list[Any]
+    waves: list[Wave] | None  # when some steps run at once (minigraph.interop)
 
 
 def _run_checked(

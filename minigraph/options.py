@@ -30,17 +30,22 @@ class ConfigProto:
 
     ``intra_op_parallelism_threads``: how many threads one CPU kernel may split its work
     over (0: the default, ``MINIGRAPH_KERNEL_THREADS`` or the cores, at most 4).
+    ``inter_op_parallelism_threads``: how many independent big CPU steps (outputs of 1 MB
+    or more, in the same dependency wave) may run at once (0: the cores, at most 4;
+    1: one step at a time).
     ``allow_soft_placement``: run an op on the CPU when its device has no kernel for it.
     ``graph_options``: the optimizer passes (all on by default).
     """
 
     intra_op_parallelism_threads: int = 0
+    inter_op_parallelism_threads: int = 0
     allow_soft_placement: bool = True
     graph_options: GraphOptions = field(default_factory=GraphOptions)
 
     def __post_init__(self) -> None:
-        n = self.intra_op_parallelism_threads
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise ValueError(f"intra_op_parallelism_threads must be an int >= 0, got {n!r}")
+        for name in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
+            n = getattr(self, name)
+            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {n!r}")
         if not isinstance(self.graph_options, GraphOptions):
             raise TypeError(f"graph_options must be a GraphOptions, got {self.graph_options!r}")

@@ -72,7 +72,7 @@ class Session:
             (default: ``mg.config.max_tensor_bytes()``, the machine's free memory unless
             set); a larger output, feed conversion or fetch copy is a
             ResourceExhaustedError naming the node, raised before allocating.
-        config: a ``mg.ConfigProto``: threads per kernel, soft placement (its
+        config: a ``mg.ConfigProto``: threads per kernel and steps at once, soft placement (its
             ``allow_soft_placement`` replaces the argument above) and which optimizer
             passes run when a plan is built (all by default).
 
@@ -108,7 +108,9 @@ class Session:
         self.config = config or ConfigProto(allow_soft_placement=allow_soft_placement)
         self.allow_soft_placement = self.config.allow_soft_placement
         self._executor = executor or LocalExecutor(
-            self.max_tensor_bytes, self.config.intra_op_parallelism_threads or None
+            self.max_tensor_bytes,
+            self.config.intra_op_parallelism_threads or None,
+            self.config.inter_op_parallelism_threads or None,
         )
         self._plans: dict[tuple[Any, ...], Plan] = {}
         # When each plan was last used, by id: the key's hash runs Python code, an id's not.
