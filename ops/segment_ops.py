@@ -26,7 +26,6 @@ from typing import Any, NoReturn
 import numpy as np
 
 from minigraph.cupy_limits import has_atomic_at
-from minigraph.errors import ResourceExhaustedError
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import (
@@ -65,15 +64,6 @@ _Built = tuple[Callable[..., Any], type]  # a factory's (builder, class)
 # Element offsets per ufunc.at call on the CPU (8 MB of int64).
 _AT_CHUNK = 1 << 20
 _INT64_MAX = 2**63 - 1
-
-
-def _check_output(ctx: KernelContext, shape: tuple[int, ...], dtype: Any) -> None:
-    """ResourceExhaustedError: too many elements, or dims whose product NumPy cannot hold."""
-    ctx.check_size(shape, dtype)
-    if math.prod(d for d in shape if d) * np.dtype(dtype).itemsize > _INT64_MAX:
-        ctx.fail(
-            f"OOM when allocating tensor with shape {shape_str(shape)}", ResourceExhaustedError
-        )
 
 
 @dataclass(frozen=True)
@@ -335,7 +325,7 @@ def _segment_kernel(red: _Reduction) -> Callable[..., Any]:
             ctx.fail("segment_ids should be the same size as dimension 0 of input.")
         rows = _sorted_rows(ctx.fail, ids)
         extra = tuple(data.shape[1:])
-        _check_output(ctx, (rows, *extra), data.dtype)
+        ctx.check_size((rows, *extra), data.dtype)
         flat = data.reshape(ids.size, math.prod(extra))
         keys = ids if ctx.xp is np else ctx.xp.asarray(ids)
         out = _fold(ctx, flat, keys, rows, red, red.empty, start=False)
@@ -480,7 +470,7 @@ def _unsorted_segment_kernel(red: _Reduction) -> Callable[..., Any]:
         if n < 0:
             ctx.fail(f"Input num_segments == {n} must not be negative.")
         extra = tuple(data.shape[len(ids_shape) :])
-        _check_output(ctx, (n, *extra), data.dtype)
+        ctx.check_size((n, *extra), data.dtype)
         _check_unsorted_ids(ctx.fail, xp, segment_ids, n)
         keys = segment_ids.reshape(-1)
         rows = data.reshape(keys.shape[0], math.prod(extra))
@@ -630,7 +620,7 @@ def _sparse_segment_kernel(red: _Reduction) -> Callable[..., Any]:
         limit = int(data.shape[0])
         rows = _sorted_rows(ctx.fail, ids, n, _bad_index(indices, limit))
         extra = tuple(data.shape[1:])
-        _check_output(ctx, (rows, *extra), data.dtype)
+        ctx.check_size((rows, *extra), data.dtype)
         k = math.prod(extra)
         # float16 sums in float32, as TensorFlow's CPU kernel.
         wide = np.float32 if data.dtype == np.float16 else data.dtype
