@@ -49,6 +49,18 @@ class OptimizerOptions:
     remove_identity: bool = True
     max_folded_constant_in_bytes: int = 10 * 1024 * 1024
 
+    def __post_init__(self) -> None:
+        for name in (
+            "do_constant_folding",
+            "do_common_subexpression_elimination",
+            "remove_identity",
+        ):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        cap = self.max_folded_constant_in_bytes
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise ValueError(f"max_folded_constant_in_bytes must be an int >= 0, got {cap!r}")
+
     @classmethod
     def off(cls) -> OptimizerOptions:
         """Every pass off: the plan runs the pruned graph as it is."""

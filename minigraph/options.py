@@ -23,6 +23,12 @@ class GraphOptions:
 
     optimizer_options: OptimizerOptions = field(default_factory=OptimizerOptions)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.optimizer_options, OptimizerOptions):
+            raise TypeError(
+                f"optimizer_options must be an OptimizerOptions, got {self.optimizer_options!r}"
+            )
+
 
 @dataclass(frozen=True)
 class ConfigProto:
@@ -47,5 +53,9 @@ class ConfigProto:
             n = getattr(self, name)
             if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {n!r}")
+        if not isinstance(self.allow_soft_placement, bool):
+            raise TypeError(
+                f"allow_soft_placement must be a bool, got {self.allow_soft_placement!r}"
+            )
         if not isinstance(self.graph_options, GraphOptions):
             raise TypeError(f"graph_options must be a GraphOptions, got {self.graph_options!r}")

@@ -135,3 +135,22 @@ def test_optimizations_are_listed_in_the_trace(any_device):
         "unoptimized": set(),
     }
     assert passes == expected[any_device]
+
+
+@pytest.mark.parametrize(
+    "make, error",
+    [
+        (lambda: OptimizerOptions(do_constant_folding=1), TypeError),
+        (lambda: OptimizerOptions(max_folded_constant_in_bytes=-1), ValueError),
+        (lambda: OptimizerOptions(max_folded_constant_in_bytes=1.5), ValueError),
+        (lambda: mg.GraphOptions(optimizer_options={"do_constant_folding": False}), TypeError),
+        (lambda: mg.ConfigProto(graph_options=OFF), TypeError),
+        (lambda: mg.ConfigProto(inter_op_parallelism_threads=-1), ValueError),
+        (lambda: mg.ConfigProto(intra_op_parallelism_threads=True), ValueError),
+        (lambda: mg.ConfigProto(allow_soft_placement="yes"), TypeError),
+        (lambda: mg.Session(mg.Graph(), config={"inter_op_parallelism_threads": 2}), TypeError),
+    ],
+)
+def test_options_of_the_wrong_kind_are_refused(make, error):
+    with pytest.raises(error):
+        make()
