@@ -5,7 +5,12 @@ or with the C++-style classes in ``minigraph.ops``, then run it with a Session.
 Importing minigraph is silent and never imports CuPy or touches a GPU.
 """
 
-from . import config, errors, summary
+from . import (
+    config,
+    errors,
+    graph_io,  # noqa: F401  (registers Graph.to_json and Graph.from_json)
+    summary,
+)
 from .dtypes import (
     DType,
     as_dtype,

@@ -409,25 +409,19 @@ class Graph:
 
     def to_json(self, indent: int | None = 1) -> str:
         """The graph as a GraphDef-like JSON document (see minigraph.graph_io)."""
-        from .graph_io import to_json
-
-        return to_json(self, indent)
+        return _provided("to_json")(self, indent)
 
     @staticmethod
     def from_json(text: str | bytes) -> Graph:
         """Rebuild a graph from ``to_json`` output; never executes code from the file."""
-        from .graph_io import from_json
-
-        return from_json(text)
+        return _provided("from_json")(text)
 
     def as_graph_def(self) -> Any:
         """The graph as TensorFlow's GraphDef (a tensorboard.compat.proto message).
 
         Needs the ``tensorboard`` extra; see :mod:`minigraph.graph_def`.
         """
-        from .graph_def import as_graph_def
-
-        return as_graph_def(self)
+        return _provided("as_graph_def")(self)
 
     @contextlib.contextmanager
     def _undo_on_error(self) -> Iterator[None]:
@@ -446,15 +440,32 @@ class Graph:
 
     def as_default(self) -> Any:
         """Context manager: builders inside it add nodes to this graph."""
-        from .scope import Scope, default_scope
-
-        return default_scope(Scope._root(self))
+        return _provided("as_default")(self)
 
     def __contains__(self, name: str) -> bool:
         return name in self._nx
 
     def __len__(self) -> int:
         return self._nx.number_of_nodes()
+
+
+# What higher layers provide to Graph's methods: the default-scope stack (minigraph.scope)
+# and the file formats (graph_io, graph_def) import this module, so it imports none of them;
+# each registers its part when it is imported (``import minigraph`` imports them all).
+_PROVIDED: dict[str, Callable[..., Any]] = {}
+
+
+def provide(name: str, fn: Callable[..., Any]) -> None:
+    """Register what ``Graph.<name>`` runs: ``as_default``, ``to_json``, ``from_json``,
+    ``as_graph_def``."""
+    _PROVIDED[name] = fn
+
+
+def _provided(name: str) -> Callable[..., Any]:
+    try:
+        return _PROVIDED[name]
+    except KeyError:
+        raise RuntimeError(f"Graph.{name} needs `import minigraph` first") from None
 
 
 def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:

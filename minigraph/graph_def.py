@@ -30,7 +30,7 @@ import numpy as np
 
 from . import dtypes, errors
 from .devices import parse_device
-from .graph import Graph, Operation, Output
+from .graph import Graph, Operation, Output, provide
 from .kernel import check_output_size
 from .op_def import AttrDef
 from .registry import OPS
@@ -756,3 +756,6 @@ def write_graph(
     else:
         Path(path).write_bytes(gd.SerializeToString())
     return path
+
+
+provide("as_graph_def", as_graph_def)

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import dtypes, errors
 from .devices import parse_device
-from .graph import Graph, Node, Output
+from .graph import Graph, Node, Output, provide
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
 from .scope import Scope
@@ -301,3 +301,7 @@ def from_json(text: str | bytes) -> Graph:
             msg = "an integer has more digits than Python reads (4300)"
         raise errors.InvalidArgumentError(f"graph file: not valid JSON: {msg}") from None
     return graph_from_dict(obj)
+
+
+provide("to_json", to_json)
+provide("from_json", from_json)

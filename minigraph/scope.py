@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .devices import DeviceSpec, parse_device
-from .graph import Graph, Node, Operation, Output
+from .graph import Graph, Node, Operation, Output, provide
 
 __all__ = [
     "Scope",
@@ -197,3 +197,6 @@ def device(spec: str | None) -> Any:
 def control_dependencies(ops: Iterable[Any] | None) -> Any:
     """Context manager: ops built inside it run after ``ops`` (None clears)."""
     return default_scope(current_scope().with_control_dependencies(ops))
+
+
+provide("as_default", lambda graph: default_scope(Scope._root(graph)))
