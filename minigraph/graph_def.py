@@ -630,8 +630,13 @@ def _import_node(
         if arg.is_list:
             n = arg.declared_count(attrs)
             if n is None:
-                fail(f"list input '{arg.name}' needs the attr '{arg.length_attr}'")
-            grouped.append([next(it, None) for _ in range(n)])  # type: ignore[arg-type]
+                return fail(f"list input '{arg.name}' needs the attr '{arg.length_attr}'")
+            if n > len(data):  # before any list of that length is made
+                fail(
+                    f"attr '{arg.length_attr}' = {n} asks for more inputs than the NodeDef "
+                    f"lists ({len(data)})"
+                )
+            grouped.append([next(it, None) for _ in range(n)])
         else:
             grouped.append(next(it, None))
     flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]

@@ -681,3 +681,19 @@ def test_graph_def_constant_of_a_huge_shape_is_refused_before_it_is_filled():
     t.float_val.append(1.0)  # TensorFlow repeats the last value: 2**60 floats
     with raises_at(errors.ResourceExhaustedError, "c", "OOM"):
         mg.import_graph_def(gd, name="")
+
+
+def test_graph_def_list_length_attr_larger_than_the_inputs_is_refused_before_allocating():
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    from tensorboard.compat.proto import graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    c = gd.node.add(name="c", op="Const")
+    c.attr["dtype"].type = types_pb2.DT_INT32
+    c.attr["value"].tensor.dtype = types_pb2.DT_INT32
+    c.attr["value"].tensor.int_val.append(1)
+    pack = gd.node.add(name="pack", op="Pack", input=["c"])
+    pack.attr["N"].i = 2**40  # a list of 2**40 inputs would be made before any check
+    pack.attr["T"].type = types_pb2.DT_INT32
+    with raises_at(errors.InvalidArgumentError, "pack", "asks for more inputs"):
+        mg.import_graph_def(gd, name="")
