@@ -5,20 +5,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from op_helpers import run
 
 import minigraph as mg
 from minigraph import errors
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
-
-
-def run(build, *arrays):
-    """Build ``build(*placeholders)`` on a new graph and run it on ``arrays``."""
-    g = mg.Graph()
-    with g.as_default():
-        phs = [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
-        out = build(*phs)
-    return mg.Session(g).run(out, dict(zip(phs, arrays)))
 
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4)

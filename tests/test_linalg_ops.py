@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from op_helpers import run
 
 import minigraph as mg
 from minigraph import errors
@@ -14,14 +15,6 @@ from minigraph.scope import current_scope
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
 F32, I32, C128 = np.float32, np.int32, np.complex128
-
-
-def run(build, *arrays):
-    g = mg.Graph()
-    with g.as_default():
-        phs = [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
-        out = build(*phs)
-    return mg.Session(g).run(out, dict(zip(phs, arrays)))
 
 
 def same(actual, expected, rtol=1e-6):

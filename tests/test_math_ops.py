@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from op_helpers import run
 
 import minigraph as mg
 from minigraph import errors
@@ -17,15 +18,6 @@ pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
 F32, F64, I32 = np.float32, np.float64, np.int32
 INF, NAN = np.inf, np.nan
-
-
-def run(build, *arrays):
-    """Build ``build(*placeholders)`` on a new graph and run it on ``arrays``."""
-    g = mg.Graph()
-    with g.as_default():
-        phs = [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
-        out = build(*phs)
-    return mg.Session(g).run(out, dict(zip(phs, arrays)))
 
 
 def same(actual, expected, rtol=0.0, atol=0.0):

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from op_helpers import fails, run, same
 
 import minigraph as mg
 from minigraph import errors, ops
@@ -15,30 +16,6 @@ from minigraph.wrappers import apply_op
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_, np.complex64]
-
-
-def run(build, *arrays):
-    """Build ``build(*placeholders)`` on a new graph and run it on ``arrays``."""
-    g = mg.Graph()
-    with g.as_default():
-        phs = [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
-        out = build(*phs)
-    return mg.Session(g).run(out, dict(zip(phs, arrays)))
-
-
-def fails(build, *arrays, match, shapes=None):
-    """``build`` on placeholders fails (at build or run time) with an error naming a node."""
-    with pytest.raises(errors.InvalidArgumentError, match=match) as e:
-        g = mg.Graph()
-        with g.as_default():
-            phs = [
-                mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape if shapes is None else s)
-                for a, s in zip(arrays, shapes or [None] * len(arrays))
-            ]
-            out = build(*phs)
-        mg.Session(g).run(out, dict(zip(phs, arrays)))
-    assert e.value.node_name
-    return e.value
 
 
 def const_fails(build, match):
@@ -61,11 +38,6 @@ def arrays(dtype=None, min_dims=0, max_dims=4, max_side=4):
             else None,
         )
     )
-
-
-def same(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
 
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from op_helpers import build_fails, fails, run, same
 
 import minigraph as mg
 from minigraph import errors, ops
@@ -13,39 +14,6 @@ from minigraph import errors, ops
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
 DTYPES = [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.bool_, np.complex128]
-
-
-def run(build, *arrays):
-    """Build ``build(*placeholders)`` on a new graph and run it on ``arrays``."""
-    g = mg.Graph()
-    with g.as_default():
-        phs = [mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape) for a in arrays]
-        out = build(*phs)
-    return mg.Session(g).run(out, dict(zip(phs, arrays)))
-
-
-def fails(build, *arrays, match, known=True):
-    """``build`` on placeholders (of unknown shape unless ``known``) fails with an error
-    naming a node, at build or run time."""
-    with pytest.raises(errors.InvalidArgumentError, match=match) as e:
-        g = mg.Graph()
-        with g.as_default():
-            phs = [
-                mg.placeholder(mg.as_dtype(a.dtype), shape=a.shape if known else None)
-                for a in arrays
-            ]
-            out = build(*phs)
-        mg.Session(g).run(out, dict(zip(phs, arrays)))
-    assert e.value.node_name
-    return e.value
-
-
-def build_fails(build, match):
-    with pytest.raises(errors.InvalidArgumentError, match=match) as e:
-        with mg.Graph().as_default():
-            build()
-    assert e.value.node_name
-    return e.value
 
 
 def arrays(min_dims=0, max_dims=4, max_side=4):
@@ -58,11 +26,6 @@ def arrays(min_dims=0, max_dims=4, max_side=4):
             else None,
         )
     )
-
-
-def same(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
 
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
