@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import short_repr
+
 __all__ = [
     "DType",
     "as_dtype",
@@ -147,13 +149,5 @@ def as_dtype(value: Any) -> DType:
     elif value in (int, float, complex):
         found = _BY_NP.get(np.dtype(value))
     if found is None:
-        raise TypeError(f"cannot convert {_short(value)} to a minigraph dtype")
+        raise TypeError(f"cannot convert {short_repr(value)} to a minigraph dtype")
     return found
-
-
-def _short(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -8,7 +8,10 @@ that reads the same on the client.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "short_repr",
     "OpError",
     "InvalidArgumentError",
     "NotFoundError",
@@ -76,3 +79,17 @@ class UnavailableError(OpError):
 
 class InternalError(OpError):
     """A bug in minigraph: a kernel broke an invariant."""
+
+
+def short_repr(value: Any, n: int = 80) -> str:
+    """``value`` for a message, cut to ``n`` characters (an int too long for repr() too)."""
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except ValueError:  # Python's limit on an int's digits
+        if isinstance(value, int):
+            text = f"<an int of about {int(value.bit_length() * 0.30103)} digits>"
+        else:
+            text = f"<a {type(value).__name__} holding an int too long to print>"
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= n else text[: n - 3] + "..."

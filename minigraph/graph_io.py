@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 from typing import Any
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import dtypes, errors
 from .devices import parse_device
+from .errors import short_repr
 from .graph import Graph, Node, Output, provide
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
@@ -33,22 +35,10 @@ from .shapes import TensorShape
 
 __all__ = ["graph_to_dict", "graph_from_dict", "to_json", "from_json"]
 
+# Graph-file messages quote up to this much of a bad value.
+_short = functools.partial(short_repr, n=120)
 _MAX_RANK = 64
 _INT64_MAX = 2**63 - 1
-
-
-def _short(value: Any, n: int = 120) -> str:
-    """``value`` for a message, cut to ``n`` characters (an int too long for str() too)."""
-    try:
-        text = value if isinstance(value, str) else repr(value)
-    except ValueError:  # Python's limit on an int's digits
-        if isinstance(value, int):
-            text = f"<an int of about {int(value.bit_length() * 0.30103)} digits>"
-        else:
-            text = f"<a {type(value).__name__} holding an int too long to print>"
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 FORMAT = "minigraph.graph"
@@ -296,7 +286,7 @@ def from_json(text: str | bytes) -> Graph:
     except (ValueError, RecursionError) as e:
         # JSONDecodeError, UnicodeDecodeError and Python's limit on an int's digits (a
         # 5000-digit number) are all ValueErrors.
-        msg = _short(str(e), 200)
+        msg = short_repr(str(e), 200)
         if "integer string conversion" in msg:
             msg = "an integer has more digits than Python reads (4300)"
         raise errors.InvalidArgumentError(f"graph file: not valid JSON: {msg}") from None

@@ -21,6 +21,7 @@ import numpy as np
 from . import errors
 from .config import check_byte_count
 from .devices import parse_device
+from .errors import short_repr
 from .executor import Executor, LocalExecutor
 from .graph import Graph, Node, Operation, Output
 from .kernel import check_output_size, tensor_limit
@@ -28,7 +29,7 @@ from .options import ConfigProto
 from .plan import Plan, build_plan
 from .scope import Scope, get_default_graph
 from .transfer import to_host
-from .wrappers import _short, as_array, as_output
+from .wrappers import as_array, as_output
 
 __all__ = ["Session", "ClientSession", "RunOptions", "RunMetadata", "PLAN_CACHE_SIZE"]
 
@@ -223,9 +224,9 @@ class Session:
                 op = getattr(fetch, "operation", None)
                 if not isinstance(op, Operation):
                     raise TypeError(
-                        f"Fetch argument {_short(fetch)} has invalid type {type(fetch).__name__}: "
-                        "expected an Output, Operation, tensor or op name, or a list, tuple "
-                        "or dict of them"
+                        f"Fetch argument {short_repr(fetch)} has invalid type "
+                        f"{type(fetch).__name__}: expected an Output, Operation, tensor or op "
+                        "name, or a list, tuple or dict of them"
                     )
                 target = op.node
         graph = target.graph
@@ -275,7 +276,7 @@ class Session:
         for key, value in feed_dict.items():
             out = self.graph.get_tensor_by_name(key) if isinstance(key, str) else as_output(key)
             if out is None:
-                raise TypeError(f"Cannot interpret feed_dict key {_short(key)} as a tensor")
+                raise TypeError(f"Cannot interpret feed_dict key {short_repr(key)} as a tensor")
             if out.graph is not self.graph:
                 raise errors.InvalidArgumentError(
                     f"Fed tensor {out.name} is not an element of this session's graph",
@@ -317,7 +318,7 @@ def _check_feed(out: Output, value: Any, limit: int) -> Any:
     else:
         if as_output(value) is not None or isinstance(value, Operation):
             fail(
-                f"The value of a feed cannot be a tensor (got {_short(value)}); feed a NumPy "
+                f"The value of a feed cannot be a tensor (got {short_repr(value)}); feed a NumPy "
                 "array, a Python scalar or a list"
             )
         try:

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import short_repr
+
 __all__ = ["TensorShape", "ShapeError", "as_shape", "unknown_shape", "scalar"]
 
 
@@ -32,14 +34,6 @@ _INT64_MAX = 2**63 - 1
 def _shape_text(dims: list[int | None]) -> str:
     text = "[" + ",".join(_dim_str(d) for d in dims) + "]"
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _short(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class TensorShape:
@@ -60,7 +54,7 @@ class TensorShape:
             self._dims: tuple[int | None, ...] | None = None
             return
         if isinstance(dims, str | bytes) or not isinstance(dims, Iterable):
-            raise TypeError(f"a shape must be a list of dims or None, got {_short(dims)}")
+            raise TypeError(f"a shape must be a list of dims or None, got {short_repr(dims)}")
         out: list[int | None] = []
         for d in dims:
             if d is None:
@@ -69,7 +63,7 @@ class TensorShape:
             # Ints only (NumPy's too): a float dim is not truncated, a bool is not a 1.
             if isinstance(d, bool | np.bool_) or not isinstance(d, numbers.Integral):
                 raise TypeError(
-                    f"Dimension value must be integer or None, got {_short(d)} of type "
+                    f"Dimension value must be integer or None, got {short_repr(d)} of type "
                     f"{type(d).__name__}"
                 )
             v = int(d)
@@ -264,3 +258,14 @@ def broadcast(a: TensorShape, b: TensorShape) -> TensorShape:
         else:
             raise ShapeError(f"Incompatible shapes: {a} vs. {b}")
     return TensorShape(out)
+
+
+def merge_prefix(data: TensorShape, prefix: TensorShape) -> TensorShape:
+    """TensorFlow's MergePrefix: ``data`` must start with ``prefix``; returns the rest of it
+    (ids shaped as a prefix of their data's shape, as DynamicPartition's and the segments')."""
+    rank = len(prefix)
+    data = with_rank_at_least(data, rank)
+    if data.dims is not None:
+        for a, b in zip(data.dims[:rank], prefix.dims):  # type: ignore[arg-type]
+            merge_dim(a, b)
+    return data[rank:]

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import config, dtypes, errors
 from .dtypes import DType
+from .errors import short_repr
 from .graph import Node, Operation, Output
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
@@ -101,25 +102,17 @@ def as_array(value: Any) -> np.ndarray:
         if where is not None:
             raise ValueError(_ragged_message(where)) from None
         raise ValueError(
-            f"cannot convert {_short(value)} to a tensor ({type(e).__name__})"
+            f"cannot convert {short_repr(value)} to a tensor ({type(e).__name__})"
         ) from None
     except Exception as e:  # a junk object whose __array__ or __len__ raises
         raise TypeError(
-            f"cannot convert {_short(value)} to a tensor ({type(e).__name__}: {e})"
+            f"cannot convert {short_repr(value)} to a tensor ({type(e).__name__}: {e})"
         ) from None
     if arr.dtype == object and isinstance(value, list | tuple):
         where = _ragged_where(value)
         if where is not None:
             raise ValueError(_ragged_message(where))
     return arr
-
-
-def _short(value: Any, n: int = 80) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def _object_error(value: Any, arr: np.ndarray, dtype: DType | None) -> TypeError | ValueError:
@@ -134,7 +127,7 @@ def _object_error(value: Any, arr: np.ndarray, dtype: DType | None) -> TypeError
                     f"Can't convert Python int {shown} to a tensor: out of range for int64"
                 )
     want = f" of {dtype.name}" if dtype is not None else ""
-    return TypeError(f"cannot convert {_short(value)} to a tensor{want}")
+    return TypeError(f"cannot convert {short_repr(value)} to a tensor{want}")
 
 
 def _python_dtype(value: Any) -> DType:
@@ -181,12 +174,12 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
         raise _object_error(value, arr, dtype)
     target = dtype.np
     if arr.dtype.kind == "f" and target.kind in "iub":
-        raise TypeError(f"Expected {dtype.name}, but got {_short(value)} of type 'float'")
+        raise TypeError(f"Expected {dtype.name}, but got {short_repr(value)} of type 'float'")
     if arr.dtype.kind == "c" and target.kind != "c":
-        raise TypeError(f"Expected {dtype.name}, but got {_short(value)} of type 'complex'")
+        raise TypeError(f"Expected {dtype.name}, but got {short_repr(value)} of type 'complex'")
     _check_int_range(arr, dtype)
     if arr.dtype.kind in "iuf" and target.kind == "b":
-        raise TypeError(f"Expected bool, but got {_short(value)}")
+        raise TypeError(f"Expected bool, but got {short_repr(value)}")
     return arr.astype(target)
 
 
@@ -316,7 +309,7 @@ def convert_inputs(
             if as_output(value) is not None or not isinstance(value, list | tuple):
                 fail(
                     f"Expected list for '{arg.name}' argument to '{_snake(op_def.name)}' Op, "
-                    f"not {_short(value)}."
+                    f"not {short_repr(value)}."
                 )
             n = len(value)
             if arg.number_attr is None:  # a list(type) arg: its dtypes are set below
@@ -421,10 +414,10 @@ _INT64 = (-(2**63), 2**63 - 1)
 def _int64_attr(fail: Callable[[str], Any], attr: str, value: Any) -> int:
     """An int attr: an int (not a bool, not a float) that fits int64, as TensorFlow's."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        fail(f"attr '{attr}' expects an int, got {_short(value)}")
+        fail(f"attr '{attr}' expects an int, got {short_repr(value)}")
     value = int(value)
     if not _INT64[0] <= value <= _INT64[1]:
-        fail(f"attr '{attr}' = {_short(value, 40)} is out of range for int64")
+        fail(f"attr '{attr}' = {short_repr(value, 40)} is out of range for int64")
     return value
 
 
@@ -471,23 +464,23 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
         return value
     if a.kind == "float":
         if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-            fail(f"attr '{a.name}' expects a float, got {_short(value)}")
+            fail(f"attr '{a.name}' expects a float, got {short_repr(value)}")
         try:
             return float(value)
         except OverflowError:
-            fail(f"attr '{a.name}' = {_short(value)} does not fit a float")
+            fail(f"attr '{a.name}' = {short_repr(value)} does not fit a float")
     if a.kind == "bool":
         if not isinstance(value, bool | np.bool_):
-            fail(f"attr '{a.name}' expects a bool, got {_short(value)}")
+            fail(f"attr '{a.name}' expects a bool, got {short_repr(value)}")
         return bool(value)
     if a.kind == "string":
         if isinstance(value, bytes):
             try:
                 value = value.decode()
             except UnicodeDecodeError:
-                fail(f"attr '{a.name}' is not UTF-8 text: {_short(value)}")
+                fail(f"attr '{a.name}' is not UTF-8 text: {short_repr(value)}")
         if not isinstance(value, str):
-            fail(f"attr '{a.name}' expects a string, got {_short(value)}")
+            fail(f"attr '{a.name}' expects a string, got {short_repr(value)}")
         if a.allowed is not None and value not in a.allowed:
             fail(
                 f"Value for attr '{a.name}' of \"{value}\" is not in the list of allowed "
@@ -496,11 +489,11 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
         return value
     if a.kind == "list(int)":
         if not isinstance(value, list | tuple | np.ndarray):
-            fail(f"attr '{a.name}' expects a list of ints, got {_short(value)}")
+            fail(f"attr '{a.name}' expects a list of ints, got {short_repr(value)}")
         return tuple(_int64_attr(fail, a.name, v) for v in value)
     if a.kind == "list(type)":
         if not isinstance(value, list | tuple):
-            fail(f"attr '{a.name}' expects a list of dtypes, got {_short(value)}")
+            fail(f"attr '{a.name}' expects a list of dtypes, got {short_repr(value)}")
         try:
             types = tuple(dtypes.as_dtype(v) for v in value)
         except TypeError as e:
@@ -599,7 +592,7 @@ def make_wrapper_class(op_def: OpDef) -> type:
         scope = values[0]
         if not isinstance(scope, Scope):
             raise TypeError(
-                f"{op_def.name}: the first argument must be a Scope, got {_short(scope)}"
+                f"{op_def.name}: the first argument must be a Scope, got {short_repr(scope)}"
             )
         attrs = dict(zip(list(bound.arguments)[1 + n_inputs :], values[1 + n_inputs :]))
         self.operation = apply_op(op_def.name, scope, values[1 : 1 + n_inputs], attrs)

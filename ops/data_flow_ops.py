@@ -24,7 +24,7 @@ from minigraph.kernel import KernelContext
 from minigraph.ops.common import check_in_range, host_array
 from minigraph.ops.duplicates import occurrences, winners
 from minigraph.registry import define_op, register_kernel
-from minigraph.shapes import TensorShape, merge, merge_dim, unknown_shape, with_rank_at_least
+from minigraph.shapes import TensorShape, merge, merge_prefix, unknown_shape
 from minigraph.wrappers import make_builder, make_wrapper_class
 
 BUILDERS = ("dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition")
@@ -48,16 +48,6 @@ def _prod(dims: tuple[int, ...]) -> int:
     for d in dims:
         n *= int(d)
     return n
-
-
-def _merge_prefix(data: TensorShape, prefix: TensorShape) -> TensorShape:
-    """TensorFlow's MergePrefix: ``data`` must start with ``prefix``; returns the rest of it."""
-    rank = len(prefix)
-    data = with_rank_at_least(data, rank)
-    if data.dims is not None:
-        for a, b in zip(data.dims[:rank], prefix.dims):  # type: ignore[arg-type]
-            merge_dim(a, b)
-    return data[rank:]
 
 
 def _rows(xp: Any, x: Any, n: int, row: int) -> Any:
@@ -103,7 +93,7 @@ def _dynamic_stitch_shape(
     for i, d in zip(indices, data):
         if i.shape.rank is None:
             continue
-        extra = merge(extra, _merge_prefix(d.shape, i.shape))
+        extra = merge(extra, merge_prefix(d.shape, i.shape))
     if any(i.value is None for i in indices):
         return TensorShape([None]).concatenate(extra)
     # Every index is a constant: the size is known, and a bad index is a bad graph.
@@ -321,7 +311,7 @@ def _dynamic_partition_shape(
     n = c.attrs["num_partitions"]
     if partitions.shape.rank is None:
         return [unknown_shape()] * n
-    rest = _merge_prefix(data.shape, partitions.shape)
+    rest = merge_prefix(data.shape, partitions.shape)
     if partitions.value is not None:
         check_in_range(c.fail, "partitions", partitions.value, n)
     # Counts are never inferred, even from constant partitions (as TensorFlow).

@@ -43,6 +43,7 @@ from minigraph.shapes import (
     TensorShape,
     merge,
     merge_dim,
+    merge_prefix,
     unknown_shape,
     with_rank,
     with_rank_at_least,
@@ -280,16 +281,6 @@ def _bad_index(indices: Any, limit: int) -> tuple[int, str] | None:
     return pos, f"Bad: indices[{pos}] == {value} out of range [0, {limit})"
 
 
-def _prefix_rest(data: TensorShape, prefix: TensorShape) -> TensorShape:
-    """``data`` must start with ``prefix`` (TensorFlow's MergePrefix); the dims after it."""
-    rank = len(prefix)
-    data = with_rank_at_least(data, rank)
-    if data.dims is not None:
-        for a, b in zip(data.dims[:rank], prefix.dims):  # type: ignore[arg-type]
-            merge_dim(a, b)
-    return data[rank:]
-
-
 def _num_segments_value(c: InferenceContext, spec: TensorSpec, index: int) -> int | None:
     with_rank(spec.shape, 0)
     if spec.value is None:
@@ -447,7 +438,7 @@ def _unsorted_segment_shape(
     with_rank(num_segments.shape, 0)
     if segment_ids.shape.rank is None:
         return unknown_shape()
-    rest = _prefix_rest(data.shape, segment_ids.shape)
+    rest = merge_prefix(data.shape, segment_ids.shape)
     n = _num_segments_value(c, num_segments, 2)
     if n is not None and segment_ids.value is not None:
         _check_unsorted_ids(c.fail, np, segment_ids.value, n)
