@@ -32,7 +32,7 @@ from . import dtypes, errors
 from .devices import parse_device
 from .graph import Graph, Operation, Output, provide
 from .kernel import check_output_size
-from .op_def import AttrDef
+from .op_def import AttrDef, group_listed_inputs
 from .registry import OPS
 from .shapes import TensorShape
 
@@ -624,25 +624,7 @@ def _import_node(
             out = Output(Operation(src_node), index)
         data.append(out)
 
-    grouped: list[Any] = []
-    it = iter(data)
-    for arg in op_def.inputs:
-        if arg.is_list:
-            n = arg.declared_count(attrs)
-            if n is None:
-                return fail(f"list input '{arg.name}' needs the attr '{arg.length_attr}'")
-            if n > len(data):  # before any list of that length is made
-                fail(
-                    f"attr '{arg.length_attr}' = {n} asks for more inputs than the NodeDef "
-                    f"lists ({len(data)})"
-                )
-            grouped.append([next(it, None) for _ in range(n)])
-        else:
-            grouped.append(next(it, None))
-    flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]
-    extra = next(it, None)
-    if None in flat or extra is not None:
-        fail(f"{nd.op} takes {len(flat)} data inputs here, the NodeDef lists {len(data)}")
+    grouped = group_listed_inputs(op_def, attrs, data, fail, "NodeDef")
 
     graph.unique_name(name)  # reserve it, as a builder would
     inferred_keys = op_def.inferred_attrs()

@@ -28,7 +28,7 @@ from . import dtypes, errors
 from .devices import parse_device
 from .errors import short_repr
 from .graph import Graph, Node, Output, provide
-from .op_def import AttrDef, OpDef
+from .op_def import AttrDef, OpDef, group_listed_inputs
 from .registry import lookup_op
 from .scope import Scope
 from .shapes import TensorShape
@@ -228,24 +228,7 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
                 data.append(graph.get_tensor_by_name(ref))
         except errors.OpError as e:
             fail(f"input {_short(ref)} is not an earlier node's output ({e.message})")
-    grouped: list[Any] = []
-    it = iter(data)
-    for arg in op_def.inputs:
-        if arg.is_list:
-            n = arg.declared_count(attrs)
-            if n is None:
-                return fail(f"list input '{arg.name}' needs attr '{arg.length_attr}'")
-            if n > len(data):
-                fail(
-                    f"attr '{arg.length_attr}' = {_short(n)} asks for more inputs than the "
-                    f"file lists ({len(data)})"
-                )
-            grouped.append([next(it, None) for _ in range(n)])
-        else:
-            grouped.append(next(it, None))
-    flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]
-    if None in flat or next(it, None) is not None:
-        fail(f"{op_type} takes {len(flat)} data inputs here, the file lists {len(data)}")
+    grouped = group_listed_inputs(op_def, attrs, data, fail, "file")
 
     if graph.unique_name(name) != name:
         fail(f"duplicate node name '{name}'")

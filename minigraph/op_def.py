@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import dtypes
+from .errors import short_repr
 
-__all__ = ["ArgDef", "AttrDef", "OpDef", "parse_arg", "parse_attr"]
+__all__ = ["ArgDef", "AttrDef", "OpDef", "parse_arg", "parse_attr", "group_listed_inputs"]
 
 
 @dataclass(frozen=True)
@@ -202,3 +203,34 @@ def parse_attr(spec: str) -> AttrDef:
         value,
         spec.strip(),
     )
+
+
+def group_listed_inputs(
+    op_def: OpDef,
+    attrs: Mapping[str, Any],
+    data: list[Any],
+    fail: Callable[[str], Any],
+    source: str,
+) -> list[Any]:
+    """The data inputs a graph file lists for a node, grouped by the op's inputs (a list for a
+    list input, whose length its attr gives); ``fail`` is told what does not fit, before any
+    list of a length the inputs cannot fill is made. ``source`` names the listing."""
+    grouped: list[Any] = []
+    it = iter(data)
+    for arg in op_def.inputs:
+        if not arg.is_list:
+            grouped.append(next(it, None))
+            continue
+        n = arg.declared_count(attrs)
+        if n is None:
+            return fail(f"list input '{arg.name}' needs attr '{arg.length_attr}'")
+        if n > len(data):
+            return fail(
+                f"attr '{arg.length_attr}' = {short_repr(n)} asks for more inputs than the "
+                f"{source} lists ({len(data)})"
+            )
+        grouped.append([next(it, None) for _ in range(n)])
+    flat = [x for g in grouped for x in (g if isinstance(g, list) else [g])]
+    if None in flat or next(it, None) is not None:
+        fail(f"{op_def.name} takes {len(flat)} data inputs here, the {source} lists {len(data)}")
+    return grouped
