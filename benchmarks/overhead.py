@@ -4,12 +4,13 @@
     python benchmarks/overhead.py --peers [--peers-python /path/to/tf/venv/bin/python]
 
 1. A chain of K additions on a float32[4] tensor (K = 1, 10, 100, 1000), each adding the
-   one shared constant (so the optimizer has nothing to fold or merge: the plan runs K
-   adds, which the script checks), and a wide graph of K independent adds of x and K
-   distinct constants, fetched together (K = 100, 1000; a Const and an Add step per add):
-   µs per Session.run, and the cost per add (the slope between K=100 and K=1000) against
-   NumPy calling np.add K times, and per executed step. The per-run cost is the chain's
-   K=1 time less one add.
+   one shared constant, run with the optimizer's defaults ("fused": elementwise fusion makes
+   the chain one step) and with fusion off ("unfused": nothing else folds or merges, so the
+   plan runs K adds, which the script checks: the executor's cost per node); and a wide
+   graph of K independent adds of x and K distinct constants, fetched together (K = 100,
+   1000; a Const and an Add step per add). Figures: µs per Session.run, and the cost per
+   add (the slope between K=100 and K=1000) against NumPy calling np.add K times, and per
+   executed step. The per-run cost is the chain's K=1 time less one add.
 2. Peak memory of a 50-op elementwise chain on a 256 MB float32 tensor, counting the input,
    as a multiple of the tensor's size; each measurement runs in a fresh child process.
 
@@ -82,18 +83,30 @@ def measure(
         g, x, fetches, numpy_fn = (_chain if kind == "chain" else _wide)(k)
         a = np.zeros(4, np.float32)
         sess = mg.Session(g)
+        unfused = mg.OptimizerOptions(do_elementwise_fusion=False)
+        sess_unfused = mg.Session(
+            g,
+            config=mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=unfused)),
+        )
         feed = {x: a}
         got = sess.run(fetches, feed)
+        assert all(np.array_equal(u, v) for u, v in zip(got, sess_unfused.run(fetches, feed)))
         expected = numpy_fn(a)
         expected = expected if isinstance(expected, list) else [expected]
         assert all(np.array_equal(u, v) for u, v in zip(got, expected)), f"{kind} {k}: wrong"
-        plan = next(iter(getattr(sess, "_plans", {}).values()), None)
+        plan = next(iter(getattr(sess_unfused, "_plans", {}).values()), None)
+        fused_plan = next(iter(getattr(sess, "_plans", {}).values()), None)
         r = {
-            "minigraph": median_seconds(lambda s=sess, f=fetches, d=feed: s.run(f, d), repeat),
+            "minigraph": median_seconds(
+                lambda s=sess_unfused, f=fetches, d=feed: s.run(f, d), repeat
+            ),
             "numpy": median_seconds(lambda f=numpy_fn, a=a: f(a), repeat),
             "steps": len(plan.steps) if plan is not None else None,
             "optimized": list(getattr(plan, "optimizations", ())),
         }
+        if kind == "chain":
+            r["fused"] = median_seconds(lambda s=sess, f=fetches, d=feed: s.run(f, d), repeat)
+            r["fused_steps"] = len(fused_plan.steps) if fused_plan is not None else None
         # The point is the cost of K executed adds: say so if the optimizer changed that.
         if r["steps"] is not None and (r["steps"] != 2 * k - (k - 1) * (kind == "chain")):
             print(f"warning: {kind} K={k} runs {r['steps']} steps: {r['optimized']}")
@@ -111,8 +124,14 @@ def measure(
 
 def report(kind: str, res: dict[int, dict[str, Any]], tf: bool) -> dict[str, float]:
     """Print the table; return the per-node slopes (µs) of each column."""
-    cols = ["minigraph", "numpy", *(TF_MODES if tf else ())]
-    names = {"session": "TF sess", "session_no_grappler": "TF no-gr", "function": "tf.fn"}
+    cols = ["minigraph", *(["fused"] if "fused" in res[min(res)] else []), "numpy"]
+    cols += TF_MODES if tf else ()
+    names = {
+        "minigraph": "unfused",
+        "session": "TF sess",
+        "session_no_grappler": "TF no-gr",
+        "function": "tf.fn",
+    }
     head = f"{'K':>6} {'steps':>6} " + " ".join(f"{names.get(c, c):>10}" for c in cols)
     print(head + f" {'mg/numpy':>9}" + (f" {'TF nodes':>9} {'no-gr':>6}" if tf else ""))
     for k, r in res.items():
@@ -129,7 +148,8 @@ def report(kind: str, res: dict[int, dict[str, Any]], tf: bool) -> dict[str, flo
     print(
         f"per add ({kind}, slope K={lo}..{hi}): "
         + ", ".join(f"{names.get(c, c)} {v:.2f} µs" for c, v in slope.items())
-        + f"; minigraph / numpy {slope['minigraph'] / slope['numpy']:.2f}"
+        + f"; unfused / numpy {slope['minigraph'] / slope['numpy']:.2f}"
+        + (f"; fused / numpy {slope['fused'] / slope['numpy']:.2f}" if "fused" in slope else "")
     )
     if res[hi]["steps"] and res[lo]["steps"]:
         per_step = (res[hi]["minigraph"] - res[lo]["minigraph"]) / (

@@ -124,6 +124,9 @@ class OpDef:
     host_outputs: frozenset[str] = frozenset()
     is_stateful: bool = False
     aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
+    # The NumPy/CuPy ufunc that is the whole kernel (broadcasting, one dtype in and out, no
+    # value checks), so elementwise fusion may run it in place: "add", "sqrt"...
+    ufunc: str | None = None
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     @property

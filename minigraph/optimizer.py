@@ -12,6 +12,9 @@ raises the same errors. What a pass may touch:
   ``max_folded_constant_in_bytes``; a step that fails is left to fail at run time. A copy
   of a constant to a GPU becomes a constant there (copied once per plan, not per run).
   Steps on a GPU are not folded: the GPU's float sums may round differently.
+- ``elementwise_fusion``: a chain of ufunc steps (Add, Mul, Sqrt...) whose values in
+  between nothing else reads becomes one step that writes one buffer in place, in blocks
+  that stay in the cache (see :mod:`minigraph.fusion`).
 
 Steps whose values a fetch reads are never removed or replaced, and nothing is ever
 dropped that could raise at run time, except a repeat of a step that still runs.
@@ -26,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .fusion import fuse_elementwise
 from .kernel import KernelContext
 from .registry import lookup_op
 
@@ -47,6 +51,7 @@ class OptimizerOptions:
     do_constant_folding: bool = True
     do_common_subexpression_elimination: bool = True
     remove_identity: bool = True
+    do_elementwise_fusion: bool = True
     max_folded_constant_in_bytes: int = 10 * 1024 * 1024
 
     def __post_init__(self) -> None:
@@ -54,6 +59,7 @@ class OptimizerOptions:
             "do_constant_folding",
             "do_common_subexpression_elimination",
             "remove_identity",
+            "do_elementwise_fusion",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -64,7 +70,12 @@ class OptimizerOptions:
     @classmethod
     def off(cls) -> OptimizerOptions:
         """Every pass off: the plan runs the pruned graph as it is."""
-        return cls(False, False, False)
+        return cls(
+            do_constant_folding=False,
+            do_common_subexpression_elimination=False,
+            remove_identity=False,
+            do_elementwise_fusion=False,
+        )
 
 
 def optimize(
@@ -82,6 +93,8 @@ def optimize(
         passes.append(("common_subexpression_elimination", _eliminate_common))
     if options.do_constant_folding:
         passes.append(("constant_folding", _fold_constants))
+    if options.do_elementwise_fusion:
+        passes.append(("elementwise_fusion", _fuse))
     for name, run in passes:
         before = len(protos)
         protos, changed = run(protos, keep, alias, options)
@@ -120,6 +133,12 @@ def _remove_identity(
             continue
         out.append(p)
     return _rewire(out, alias), removed
+
+
+def _fuse(
+    protos: list[Any], keep: frozenset[int], alias: dict[int, int], options: OptimizerOptions
+) -> tuple[list[Any], int]:
+    return fuse_elementwise(_rewire(protos, alias), keep)
 
 
 def _hashable(value: Any) -> Any:

@@ -27,13 +27,16 @@ def define_op(
     host_outputs: Sequence[str] = (),
     is_stateful: bool = False,
     aliases_input: bool = False,
+    ufunc: str | None = None,
 ) -> OpDef:
     """Declare an op once; the builder, class wrapper and docs come from this.
 
     ``host_inputs`` and ``host_outputs`` stay in host memory on every device (TensorFlow's
     HostMemory: shape-like int tensors that kernels read on the host);
     ``aliases_input`` says the kernel may return a view of input 0, so the
-    executor treats both as one buffer when deciding what may be overwritten.
+    executor treats both as one buffer when deciding what may be overwritten;
+    ``ufunc`` names the NumPy/CuPy ufunc that is the whole kernel (inputs and output of one
+    dtype, broadcasting, no value checks), so elementwise fusion may chain it in place.
     """
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
@@ -51,6 +54,7 @@ def define_op(
         host_outputs=frozenset(host_outputs),
         is_stateful=is_stateful,
         aliases_input=aliases_input,
+        ufunc=ufunc,
     )
     attr_names = {a.name for a in attr_defs}
     for arg in op_def.inputs + op_def.outputs:

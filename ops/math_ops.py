@@ -223,6 +223,8 @@ def elementwise(
         attrs=[*([] if fixed else [f"T: {types}"]), *attrs],
         shape_fn=shape_fn or (_binary_shape if binary else _unary_shape),
         doc=doc,
+        # A plain ufunc of one dtype with no checks may be fused (minigraph.fusion).
+        ufunc=fn if isinstance(fn, str) and out_type is None and check is None else None,
     )
     dtype = None if out_type is None else np.dtype(dtypes.as_dtype(out_type).np)
     if binary:

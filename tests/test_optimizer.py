@@ -14,9 +14,12 @@ pytestmark = pytest.mark.usefixtures("any_device")
 
 OFF = OptimizerOptions.off()
 NO_OPT = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=OFF))
+# The other passes are seen step by step, before fusion merges what they leave (its own
+# tests are in test_fusion.py).
+UNFUSED = OptimizerOptions(do_elementwise_fusion=False)
 
 
-def plan_for(fetches, feeds=(), options=None, device=None):
+def plan_for(fetches, feeds=(), options=UNFUSED, device=None):
     return build_plan(list(fetches), [], list(feeds), parse_device(device), True, None, options)
 
 
@@ -85,7 +88,7 @@ def test_folding_respects_its_size_cap():
     with g.as_default():
         x = mg.placeholder(mg.float32, shape=[64, 64], name="x")
         y = mg.fill([64, 64], 1.5) * 2.0 + x  # the product: 16 KB of float32
-    small = OptimizerOptions(max_folded_constant_in_bytes=1024)
+    small = OptimizerOptions(max_folded_constant_in_bytes=1024, do_elementwise_fusion=False)
     assert "Mul" in op_types(plan_for([y], [x], options=small))
     assert "Mul" not in op_types(plan_for([y], [x]))
 
@@ -128,10 +131,11 @@ def test_optimizations_are_listed_in_the_trace(any_device):
     )
     np.testing.assert_array_equal(out, [3.0, 6.0])
     passes = {line.split(":")[0] for line in meta.optimizations}
-    # A GPU's constant steps are not folded: its float results may differ from the CPU's.
+    # A GPU's constant steps are not folded: its float results may differ from the CPU's;
+    # so there the Add and the Mul are fused instead.
     expected = {
         "cpu": {"remove_identity", "constant_folding"},
-        "gpu": {"remove_identity"},
+        "gpu": {"remove_identity", "elementwise_fusion"},
         "unoptimized": set(),
     }
     assert passes == expected[any_device]

@@ -102,7 +102,8 @@ def test_plan_cache_reuse(graph):
     sess.run(y, {x: [[3, 4]]})
     assert len(sess._plans) == 2
     plan = next(iter(sess._plans.values()))
-    assert [s.op_type for s in plan.steps] == ["Const", "Mul", "Const", "AddV2"]
+    # x * c + d: the Mul and the AddV2 are fused into one step (minigraph.fusion)
+    assert [s.op_type for s in plan.steps] == ["Const", "Const", "_FusedElementwise"]
 
 
 def test_no_mutation_of_feeds_or_constants():
@@ -261,8 +262,19 @@ def test_trace_options_collect_timings(graph):
     g, x, y, z = graph
     meta = mg.RunMetadata()
     mg.Session(g).run(z, {x: [[1, 2]]}, options=mg.RunOptions(trace=True), run_metadata=meta)
-    assert [t[0] for t in meta.step_timings] == ["y/y", "y", "z/y", "z"]
+    # y = x * c and z = y + d run as one fused step, named after z
+    assert [t[:2] for t in meta.step_timings] == [
+        ("y/y", "Const"),
+        ("z/y", "Const"),
+        ("z", "_FusedElementwise"),
+    ]
     assert all(t[4] >= 0 for t in meta.step_timings)
+    unfused = mg.OptimizerOptions(do_elementwise_fusion=False)
+    config = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=unfused))
+    mg.Session(g, config=config).run(
+        z, {x: [[1, 2]]}, options=mg.RunOptions(trace=True), run_metadata=meta
+    )
+    assert [t[0] for t in meta.step_timings] == ["y/y", "y", "z/y", "z"]
 
 
 def test_debug_prints_one_line_per_node(graph, capsys):
@@ -273,7 +285,8 @@ def test_debug_prints_one_line_per_node(graph, capsys):
     finally:
         mg.config.set_debug(False)
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("[minigraph]")]
-    assert len(lines) == 4 and "Mul" in lines[1] and "CPU:0" in lines[1]
+    assert len(lines) == 3 and "Const" in lines[0] and "CPU:0" in lines[0]
+    assert "_FusedElementwise" in lines[2]  # y = x * c and z = y + d, fused
 
 
 def test_kernel_exceptions_are_wrapped(cpu_only_op):

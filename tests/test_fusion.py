@@ -1,0 +1,294 @@
+"""Elementwise fusion (minigraph.fusion): a chain of ufunc ops runs as one step, with
+bitwise the unfused plan's results and errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigraph as mg
+from minigraph import errors
+from minigraph.devices import parse_device
+from minigraph.optimizer import OptimizerOptions
+from minigraph.plan import build_plan
+
+pytestmark = pytest.mark.usefixtures("any_device")
+
+UNFUSED = mg.ConfigProto(
+    graph_options=mg.GraphOptions(optimizer_options=OptimizerOptions(do_elementwise_fusion=False))
+)
+
+# name -> (builder, NumPy reference, dtypes it takes); the reference is NumPy's own function
+# applied op by op to fresh arrays, as a user would write the chain.
+BINARY = {
+    "add": (mg.add, np.add, "fiu"),
+    "subtract": (mg.subtract, np.subtract, "fiu"),
+    "multiply": (mg.multiply, np.multiply, "fiu"),
+    "maximum": (mg.maximum, np.maximum, "fi"),
+    "minimum": (mg.minimum, np.minimum, "fi"),
+    "truediv": (mg.truediv, np.true_divide, "f"),
+}
+UNARY = {
+    "negative": (mg.negative, np.negative, "fi"),
+    "abs": (mg.abs, np.abs, "fi"),
+    "square": (mg.square, np.square, "fiu"),
+    "sqrt": (mg.sqrt, np.sqrt, "f"),
+    "exp": (mg.exp, np.exp, "f"),
+    "tanh": (mg.tanh, np.tanh, "f"),
+    "log1p": (mg.log1p, np.log1p, "f"),
+    "floor": (mg.floor, np.floor, "f"),
+}
+
+
+def plan_steps(fetches, feeds=(), fusion=True):
+    options = OptimizerOptions(do_elementwise_fusion=fusion)
+    plan = build_plan(list(fetches), [], list(feeds), parse_device(None), True, None, options)
+    return [s.op_type for s in plan.steps], plan.optimizations
+
+
+def run_both(g, fetches, feed=None):
+    return mg.Session(g).run(fetches, feed), mg.Session(g, config=UNFUSED).run(fetches, feed)
+
+
+def bitwise(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+def test_a_chain_runs_as_one_step_with_the_same_result():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 3], name="x")
+        y = mg.sqrt(mg.add(mg.multiply(x, 2.0), x)) - 1.0
+    ops, report = plan_steps([y], [x])
+    assert ops.count("_FusedElementwise") == 1
+    assert not {"Mul", "AddV2", "Sqrt", "Sub"} & set(ops)
+    assert report[-1] == "elementwise_fusion: 3 steps (6 -> 3 steps)"
+    assert plan_steps([y], [x], fusion=False)[0].count("_FusedElementwise") == 0
+    a = np.array([[0, 1, 2], [3, -4, np.inf]], np.float32)
+    fused, unfused = run_both(g, y, {x: a})
+    bitwise(fused, unfused)
+    with np.errstate(invalid="ignore"):
+        bitwise(fused, np.sqrt(a * np.float32(2) + a) - np.float32(1))
+
+
+def test_fetched_or_shared_values_end_a_chain():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[4], name="x")
+        a = x * 2.0  # fetched: must stay a value of its own
+        b = a + 1.0
+        c = mg.exp(b)  # read by two ops: the chain c <- b ends here
+        d, e = c * 3.0, c - 1.0
+    ops, _ = plan_steps([a, d, e], [x])
+    # a (fetched) alone; b and c fused; d and e each alone
+    assert ops.count("_FusedElementwise") == 1 and ops.count("Mul") == 2 and "Sub" in ops
+    v = np.array([0.5, -1, 2, np.nan], np.float32)
+    fused, unfused = run_both(g, [a, d, e], {x: v})
+    for f, u in zip(fused, unfused, strict=True):
+        bitwise(f, u)
+    c_ref = np.exp(v * np.float32(2) + np.float32(1))
+    bitwise(fused[1], c_ref * np.float32(3))
+    bitwise(fused[2], c_ref - np.float32(1))
+
+
+def test_a_value_the_chain_reads_twice_is_not_overwritten_early():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None], name="x")
+        t = mg.round(x)  # not fusable: its buffer could be handed to the chain
+        y = (t + 1.0) * t - t
+    v = np.linspace(-3, 3, 5000, dtype=np.float32)
+    fused, unfused = run_both(g, y, {x: v})
+    bitwise(fused, unfused)
+    r = np.rint(v)
+    bitwise(fused, (r + np.float32(1)) * r - r)
+
+
+def test_feeds_and_constants_are_never_written():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None], name="x")
+        c = mg.constant(np.full(5000, 2, np.float32))
+        y = mg.negative(x * c + c)
+    v = np.ones(5000, np.float32)
+    kept = v.copy()
+    out = mg.Session(g).run(y, {x: v})
+    bitwise(v, kept)
+    np.testing.assert_array_equal(out, np.full(5000, -4, np.float32))
+    np.testing.assert_array_equal(mg.Session(g).run(c), np.full(5000, 2, np.float32))
+
+
+def test_a_chain_broadcasts_as_its_ops_do():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, shape=[None, None], name="x")
+        row = mg.placeholder(mg.float64, shape=[None], name="row")
+        col = mg.placeholder(mg.float64, shape=[None, 1], name="col")
+        y = mg.minimum((x - row) * col, 5.0)
+    a, r, c = np.arange(6.0).reshape(2, 3), np.array([1.0, 2, 3]), np.array([[2.0], [-1]])
+    fused, unfused = run_both(g, y, {x: a, row: r, col: c})
+    bitwise(fused, unfused)
+    bitwise(fused, np.minimum((a - r) * c, 5.0))
+    # A chain that grows by broadcasting: scalar x, then a matrix.
+    fused, unfused = run_both(g, y, {x: [[1.5]], row: r, col: c})
+    bitwise(fused, np.minimum((np.array([[1.5]]) - r) * c, 5.0))
+    bitwise(fused, unfused)
+
+
+def test_shapes_that_do_not_broadcast_fail_as_the_unfused_op_does():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None], name="x")
+        y = mg.placeholder(mg.float32, shape=[None], name="y")
+        z = mg.add(mg.multiply(x, 2.0, name="double"), y, name="plus_y")
+        w = mg.sqrt(z, name="root")
+    feed = {x: np.ones(3, np.float32), y: np.ones(4, np.float32)}
+    for config in (None, UNFUSED):
+        with pytest.raises(errors.InvalidArgumentError, match="Incompatible shapes") as e:
+            mg.Session(g, config=config).run(w, feed)
+        assert e.value.node_name == "plus_y"
+
+
+def test_an_output_too_large_fails_as_the_unfused_op_does():
+    g = mg.Graph()
+    with g.as_default():
+        row = mg.placeholder(mg.float32, shape=[None], name="row")
+        col = mg.placeholder(mg.float32, shape=[None, 1], name="col")
+        y = mg.exp(mg.add(row, col, name="outer"), name="e")
+    feed = {row: np.ones(4000, np.float32), col: np.ones((4000, 1), np.float32)}
+    for config in (None, UNFUSED):
+        sess = mg.Session(g, config=config, max_tensor_bytes=1 << 20)
+        with pytest.raises(errors.ResourceExhaustedError) as e:
+            sess.run(y, feed)
+        assert e.value.node_name == "outer"
+
+
+def test_a_fused_chain_emits_no_floating_point_warnings():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, shape=[None], name="x")
+        y = (x - x * 1.0) * 2.0  # inf - inf
+    meta = mg.RunMetadata()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = mg.Session(g).run(
+            y, {x: [np.inf, 1.0]}, options=mg.RunOptions(trace=True), run_metadata=meta
+        )
+    np.testing.assert_array_equal(out, [np.nan, 0.0])
+    if any(line.startswith("elementwise_fusion") for line in meta.optimizations):
+        assert not caught
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the unfused run's inf - inf
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_large_chains_run_in_blocks_with_the_same_bits(dtype):
+    """Past 4 MB the chain runs in cache-sized blocks of rows, on both cores: the operands
+    that span the rows are cut per block, the rest broadcast whole."""
+    rng = np.random.default_rng(7)
+    shape = (1537, 1031)  # blocks do not divide the rows evenly
+    if dtype == np.int32:
+        a = rng.integers(-1000, 1000, shape, dtype=dtype)
+        r = rng.integers(-9, 9, shape[1], dtype=dtype)
+        c = rng.integers(-9, 9, (shape[0], 1), dtype=dtype)
+    else:
+        a = (rng.standard_normal(shape) * 100).astype(dtype)
+        r = rng.standard_normal(shape[1]).astype(dtype)
+        c = rng.standard_normal((shape[0], 1)).astype(dtype)
+        a[0, :3] = [np.inf, -np.inf, np.nan]
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, shape=[None, None], name="x")
+        row = mg.placeholder(dtype, shape=[None], name="row")
+        col = mg.placeholder(dtype, shape=[None, 1], name="col")
+        y = mg.maximum(mg.square(x * row - col) + x, col)
+    feed = {x: a, row: r, col: c}
+    fused, unfused = run_both(g, y, feed)
+    bitwise(fused, unfused)
+    with np.errstate(all="ignore"):
+        bitwise(fused, np.maximum(np.square(a * r - c) + a, c))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_random_chains_are_bitwise_the_unfused_plan(data):
+    kind = data.draw(st.sampled_from("fiu"))
+    dtype = np.dtype(
+        data.draw(
+            st.sampled_from(
+                {"f": ["float16", "float32", "float64"], "i": ["int32", "int64"], "u": ["uint8"]}[
+                    kind
+                ]
+            )
+        )
+    )
+    if kind == "u":  # Add, Sub, Mul and Square take unsigned types, as in TensorFlow
+        binary = {k: v for k, v in BINARY.items() if k in ("add", "subtract", "multiply")}
+        unary = {"square": UNARY["square"]}
+    else:
+        binary = {k: v for k, v in BINARY.items() if kind in v[2]}
+        unary = {k: v for k, v in UNARY.items() if kind in v[2]}
+    n = data.draw(st.sampled_from([1, 7, 5000]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+
+    def operand():
+        shape = data.draw(st.sampled_from([(), (n,), (1,)]))
+        if kind == "f":
+            v = (rng.standard_normal(shape) * 4).astype(dtype)
+        else:
+            v = rng.integers(0, 50 if kind == "u" else 100, shape).astype(dtype)
+        return v
+
+    x0 = operand()
+    if x0.shape != (n,):
+        x0 = np.resize(x0, (n,))
+    g = mg.Graph()
+    feed = {}
+    with g.as_default():
+        x = mg.placeholder(dtype, shape=[None], name="x")
+        feed[x] = x0
+        y, ref = x, x0.copy()
+        for i in range(data.draw(st.integers(2, 6))):
+            if data.draw(st.booleans()) or not unary:
+                name = data.draw(st.sampled_from(sorted(binary)))
+                build, fn, _ = binary[name]
+                v = operand()
+                if data.draw(st.booleans()):
+                    other = mg.constant(v)
+                else:
+                    other = mg.placeholder(dtype, shape=None, name=f"p{i}")
+                    feed[other] = v
+                left = data.draw(st.booleans())
+                y = build(y, other) if left else build(other, y)
+                with np.errstate(all="ignore"):
+                    ref = fn(ref, v) if left else fn(v, ref)
+            else:
+                name = data.draw(st.sampled_from(sorted(unary)))
+                build, fn, _ = unary[name]
+                y = build(y)
+                with np.errstate(all="ignore"):
+                    ref = fn(ref)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fused, unfused = run_both(g, y, feed)
+    bitwise(fused, unfused)
+    bitwise(fused, np.asarray(ref, dtype))
+
+
+def test_a_chain_never_spans_two_devices(any_device):
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[3], name="x")
+        a = x * 2.0
+        with mg.device("/cpu:0"):
+            b = a + 1.0
+        y = b * 3.0
+    meta = mg.RunMetadata()
+    out = mg.Session(g).run(y, {x: [1, 2, 3]}, options=mg.RunOptions(trace=True), run_metadata=meta)
+    np.testing.assert_array_equal(out, [9, 15, 21])
+    fused = [t for t in meta.step_timings if t[1] == "_FusedElementwise"]
+    # On the CPU all three fuse; with the session on a GPU, b runs apart on the CPU.
+    assert len(fused) == {"cpu": 1, "gpu": 0, "unoptimized": 0}[any_device]
