@@ -79,6 +79,18 @@ def _bind(
     return kernel, ctx
 
 
+def _specialized(fn: Callable[..., Any], ctx: KernelContext, step: Step) -> Callable[..., Any]:
+    """The kernel with its context bound; or, where the kernel offers one for the inputs'
+    static dims (``kernel.specialize(ctx, input_dims)``), a cheaper callable with the same
+    results, such as the bare ufunc of a small Add whose shapes are all known."""
+    specialize = getattr(fn, "specialize", None)
+    if specialize is not None and len(step.input_dims) == len(step.inputs):
+        special = specialize(ctx, step.input_dims)
+        if special is not None:
+            return special
+    return functools.partial(fn, ctx)
+
+
 def _getter(slots: tuple[int, ...]) -> Callable[[list[Any]], Any]:
     """A C-speed function from the values list to a step's input values."""
     if len(slots) == 1:
@@ -133,7 +145,7 @@ class LocalExecutor:
             if step.op_type == "Const" and step.device.startswith("CPU"):
                 template[step.outputs[0]] = step.attrs["value"]  # read-only; never released
                 continue
-            fast.append((functools.partial(fn, ctx), args, outs, single, step.release))
+            fast.append((_specialized(fn, ctx, step), args, outs, single, step.release))
             fast_steps.append(step)
         waves = plan_waves(fast_steps, plan.fetch_slots) if self.inter_op_threads > 1 else None
         return _Bound(bound, fast, fast_steps, template, waves)

@@ -181,13 +181,16 @@ class Output:
     TensorFlow's graph mode.
     """
 
-    __slots__ = ("op", "index")
+    __slots__ = ("op", "index", "_hash")
     op: Operation
     index: int
+    _hash: int
 
     def __init__(self, op: Operation, index: int = 0) -> None:
         object.__setattr__(self, "op", op)
         object.__setattr__(self, "index", index)
+        # As (op, index): an Operation hashes its node. Kept, since a run hashes its fetches.
+        object.__setattr__(self, "_hash", hash((op.node, index)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Output is immutable")
@@ -235,7 +238,7 @@ class Output:
         return isinstance(other, Output) and other.op == self.op and other.index == self.index
 
     def __hash__(self) -> int:
-        return hash((self.op.node, self.index))  # as (op, index): an Operation hashes its node
+        return self._hash
 
     def __bool__(self) -> bool:
         raise TypeError(

@@ -38,6 +38,7 @@ class Step:
     forwardable: frozenset[int]
     output_specs: tuple[tuple[tuple[int | None, ...] | None, str], ...]  # (dims, dtype name)
     single_output: bool = True  # the kernel returns one array, not a sequence
+    input_dims: tuple[tuple[int | None, ...] | None, ...] = ()  # what shape inference knows
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,9 @@ def build_plan(
         )
     fetch_slots = tuple(slot[x] for x in fetch_outputs)
     protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions())
-    steps = _schedule(protos, len(where), fetch_slots, feeds=range(len(feeds)))
+    dims = {i: x.shape.dims for i, x in enumerate(feeds)}  # a feed is checked against these
+    dims.update((o, spec.shape.dims) for p in protos for o, spec in zip(p.outputs, p.specs))
+    steps = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)
     return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report))
 
 
@@ -136,9 +139,14 @@ class _Proto:
 
 
 def _schedule(
-    protos: list[_Proto], num_slots: int, fetch_slots: tuple[int, ...], feeds: Any
+    protos: list[_Proto],
+    num_slots: int,
+    fetch_slots: tuple[int, ...],
+    feeds: Any,
+    dims: Mapping[int, tuple[int | None, ...] | None],
 ) -> tuple[Step, ...]:
-    """Steps with releases (after each value's last reader) and forwardable inputs.
+    """Steps with releases (after each value's last reader), forwardable inputs and the
+    inputs' dims as shape inference knows them (``dims``, by slot).
 
     An input may be overwritten when its buffer is not fed, not a constant, not fetched,
     and read by exactly one op that is not a view. Views (``aliases_input`` ops) share
@@ -195,6 +203,7 @@ def _schedule(
                 forwardable=forwardable,
                 output_specs=tuple((s.shape.dims, s.dtype.name) for s in p.specs),
                 single_output=p.op_def.single_output,
+                input_dims=tuple(dims.get(s) for s in p.inputs),
             )
         )
     return tuple(steps)

@@ -69,7 +69,10 @@ def register_kernel(op: str, *devices: str) -> Callable[[Callable], Callable]:
     """Decorator: ``@register_kernel("Add", "CPU", "GPU")`` registers one kernel function.
 
     A kernel is ``fn(ctx, *inputs) -> output`` (or a sequence of outputs for an
-    op with several), written against ``ctx.xp``. Registering twice raises.
+    op with several), written against ``ctx.xp``. Registering twice raises. A kernel may
+    carry ``fn.specialize(ctx, input_dims)``: given what shape inference knows of its
+    inputs' dims, a cheaper callable of the inputs alone with the same results, or None;
+    the executor binds it instead (the elementwise ops give their bare NumPy ufunc).
     """
 
     def deco(fn: Callable) -> Callable:

@@ -165,7 +165,12 @@ class Session:
                     for v, t in zip(values, tensors)
                 ]
             )
-        return rebuild([_owned(to_host(v), t, limit) for v, t in zip(values, tensors)])
+        return rebuild(
+            [
+                v if type(v) is np.ndarray and v.flags.writeable else _owned(to_host(v), t, limit)
+                for v, t in zip(values, tensors)
+            ]
+        )
 
     def _limit(self) -> int:
         return tensor_limit(self.max_tensor_bytes)

@@ -18,6 +18,7 @@ computing); float division follows IEEE, with NumPy's warnings silenced.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -170,6 +171,20 @@ def _binary_kernel(
         r = _compute(ctx, fn, np_fn, (x, y), out, quiet)
         return _finish(xp, r, x.dtype if out_type is None else out_type, shape)
 
+    def specialize(ctx: KernelContext, dims: Sequence[Any]) -> Any:
+        """The bare NumPy ufunc, when the kernel would do nothing else: shapes known to
+        broadcast to a small, non-scalar output (no size check, no buffer to reuse)."""
+        if not plain or check is not None or ctx.xp is not np:
+            return None
+        if any(d is None or None in d for d in dims):
+            return None
+        try:
+            shape = np.broadcast_shapes(*dims)
+        except ValueError:
+            return None
+        return np_fn if shape and math.prod(shape) < _FORWARD_MIN_SIZE else None
+
+    kernel.specialize = specialize  # type: ignore[attr-defined]
     return kernel
 
 

@@ -455,3 +455,38 @@ def test_the_plan_cache_stays_bounded_under_threads(monkeypatch):
         sys.setswitchinterval(interval)
     assert len(sess._plans) == 2
     assert len(sess._last_used) <= 2 + 8  # at most one stale id per racing thread
+
+
+def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
+    """The executor calls np.add itself for a CPU Add whose shapes are known, broadcast,
+    and small (nothing else for its kernel to do); otherwise the kernel, with its checks."""
+    from minigraph.devices import parse_device
+    from minigraph.executor import LocalExecutor
+    from minigraph.optimizer import OptimizerOptions
+    from minigraph.plan import build_plan
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[3, 4], name="x")
+        u = mg.placeholder(mg.float32, shape=[None], name="u")
+        b = mg.placeholder(mg.float32, shape=[4096], name="b")
+        i = mg.placeholder(mg.int32, shape=[2], name="i")
+        small = mg.add(x, mg.constant(np.float32(1)), name="small")
+        row = mg.subtract(small, mg.constant(np.ones(4, np.float32)), name="row")
+        unknown = mg.multiply(u, 2.0, name="unknown")
+        big = mg.add(b, 1.0, name="big")
+        div = mg.floordiv(i, 0, name="div")
+    unfused = OptimizerOptions(do_elementwise_fusion=False)
+    plan = build_plan(
+        [row, unknown, big, div], [], [x, u, b, i], parse_device(None), True, None, unfused
+    )
+    bound = LocalExecutor()._bound_steps(plan)
+    calls = {s.node_name: entry[0] for s, entry in zip(bound.fast_steps, bound.fast, strict=True)}
+    assert calls["small"] is np.add and calls["row"] is np.subtract
+    assert calls["unknown"] is not np.multiply and calls["big"] is not np.add
+    assert calls["div"] is not np.floor_divide  # its zero check must run
+    sess = mg.Session(g)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(sess.run(row, {x: a}), a)
+    with pytest.raises(errors.InvalidArgumentError, match="division by zero"):
+        sess.run(div, {i: np.array([1, 2], np.int32)})
