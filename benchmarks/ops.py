@@ -217,6 +217,30 @@ def gather_case(elements: bool) -> Case:
     return Case(f"gather_nd, {'1M elements' if elements else '1M rows'} from [4M,16]", build)
 
 
+def elementwise_chain_case(ops: int) -> Case:
+    """Alternating multiply-adds and a sqrt: minigraph fuses them into one step (its
+    elementwise fusion); NumPy's best is in place after the first op."""
+
+    def build():
+        x = np.random.default_rng(0).random((64 * 1024, 1024), np.float32)  # 256 MB
+        (px,) = _placeholders(x)
+        a, b = np.float32(1.0001), np.float32(0.5)
+        y = px
+        for i in range(ops - 1):
+            y = y * a if i % 2 == 0 else y + b
+        y = mg.sqrt(y)
+
+        def numpy_in_place():
+            out = np.multiply(x, a)
+            for i in range(1, ops - 1):
+                np.multiply(out, a, out=out) if i % 2 == 0 else np.add(out, b, out=out)
+            return np.sqrt(out, out=out)
+
+        return y, {px: x}, numpy_in_place
+
+    return Case(f"elementwise chain, {ops} ops on [64M] float32", build)
+
+
 CASES = [
     s2b_case(False),
     s2b_case(True),
@@ -240,6 +264,7 @@ CASES = [
     scatter_case("scatter_nd", False),
     gather_case(False),
     gather_case(True),
+    elementwise_chain_case(10),
 ]
 
 
