@@ -82,6 +82,12 @@ SIGNED_OR_COMPLEX = type_set(
     + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
     + dtypes.COMPLEX_TYPES
 )
+# TensorFlow's Add (v1) takes uint8 but no wider unsigned type, unlike AddV2
+ADD_V1_TYPES = type_set(
+    dtypes.FLOAT_TYPES
+    + (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
+    + dtypes.COMPLEX_TYPES
+)
 TRUNCATE_MOD_TYPES = type_set((dtypes.int32, dtypes.int64) + dtypes.FLOAT_TYPES)
 SQUARED_DIFFERENCE_TYPES = type_set(
     dtypes.FLOAT_TYPES + (dtypes.int32, dtypes.int64) + dtypes.COMPLEX_TYPES
@@ -433,7 +439,7 @@ array([11, 12, 13], dtype=int32)
 """,
 )
 _add_v1, Add = elementwise(
-    "Add", "add", NUMBER, builder="add_v1", doc="x + y, with broadcasting (TF 1.x graphs)."
+    "Add", "add", ADD_V1_TYPES, builder="add_v1", doc="x + y, with broadcasting (TF 1.x graphs)."
 )
 subtract, Sub = elementwise(
     "Sub", "subtract", NUMBER, builder="subtract", doc="x - y, with broadcasting."
@@ -592,7 +598,7 @@ def _unary(
 
 
 negative, Neg = _unary(
-    "Neg", "negative", NUMBER, "-x, elementwise (integers wrap).", builder="negative"
+    "Neg", "negative", SIGNED_OR_COMPLEX, "-x, elementwise (integers wrap).", builder="negative"
 )
 abs, Abs = _unary("Abs", "absolute", SIGNED, "|x|, elementwise (integers wrap: |min| is min).")
 sign, Sign = _unary(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigraph import dtypes
+from minigraph import dtypes, errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
@@ -64,7 +64,7 @@ CONCAT = define_op(
     "ConcatV2",
     inputs=["values: N * T", "axis: Tidx"],
     outputs=["output: T"],
-    attrs=["N: int >= 1", "T: type", f"Tidx: {INDEX_TYPES} = int32"],
+    attrs=["N: int >= 2", "T: type", f"Tidx: {INDEX_TYPES} = int32"],
     shape_fn=_concat_shape,
     host_inputs=["axis"],
     doc="Joins tensors along one existing dimension.",
@@ -107,8 +107,20 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Output:
     ...     c = mg.concat([[[1, 2]], [[3, 4]]], axis=0)
     >>> c.shape
     TensorShape([2, 2])
+
+    One tensor is returned as it is (an Identity), as TensorFlow's ``tf.concat`` does:
+    its ConcatV2 takes two or more.
     """
-    return _concat(_as_list(values), axis, name=name)
+    values = _as_list(values)
+    if isinstance(values, list) and len(values) == 1:
+        given = as_output(axis)
+        rank = given.shape.rank if given is not None else np.ndim(axis)
+        if rank not in (None, 0):
+            raise errors.InvalidArgumentError(
+                f"Shape must be rank 0 but is rank {rank} for 'axis'", name, "ConcatV2"
+            )
+        return identity(values[0], name=name)
+    return _concat(values, axis, name=name)
 
 
 def _as_list(values: Any) -> Any:

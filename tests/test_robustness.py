@@ -697,3 +697,34 @@ def test_graph_def_list_length_attr_larger_than_the_inputs_is_refused_before_all
     pack.attr["T"].type = types_pb2.DT_INT32
     with raises_at(errors.InvalidArgumentError, "pack", "asks for more inputs"):
         mg.import_graph_def(gd, name="")
+
+
+def test_one_tensor_concat_is_an_identity_as_in_tensorflow() -> None:
+    """TensorFlow's ConcatV2 takes N >= 2 and tf.concat returns one tensor as an Identity:
+    a graph minigraph writes must run in TensorFlow, so the same here."""
+    from minigraph.wrappers import apply_op
+
+    g = mg.Graph()
+    with g.as_default():
+        c = mg.concat([[1, 2]], 0, name="one")
+        with raises_at(errors.InvalidArgumentError, "one_bad", "rank 0"):
+            mg.concat([[1, 2]], [0, 1], name="one_bad")
+        with pytest.raises(errors.InvalidArgumentError, match="N"):
+            apply_op("ConcatV2", None, [[c], 0], {})
+    assert c.op.type == "Identity" and c.op.name == "one"
+    np.testing.assert_array_equal(mg.Session(g).run(c), [1, 2])
+
+
+def test_unsigned_types_tensorflow_refuses_are_refused_at_build_time() -> None:
+    """Neg has no unsigned types in TensorFlow, and Add (v1) only uint8."""
+    from minigraph.wrappers import apply_op
+
+    g = mg.Graph()
+    with g.as_default():
+        u8, u32 = mg.constant(np.uint8([1])), mg.constant(np.uint32([1]))
+        with pytest.raises(errors.InvalidArgumentError, match="uint8"):
+            mg.negative(u8)
+        with pytest.raises(errors.InvalidArgumentError, match="uint32"):
+            apply_op("Add", None, [u32, u32], {})
+        ok = mg.add(u32, u32)  # AddV2 takes every unsigned type
+    np.testing.assert_array_equal(mg.Session(g).run(ok), [2])
