@@ -1,30 +1,32 @@
-"""Elementwise fusion: a chain of ufunc ops becomes one step that writes one buffer.
+"""Elementwise fusion: a chain of elementwise ops becomes one step that writes one buffer.
 
-A chain is a run of steps whose op is one ufunc (``OpDef.ufunc``: Add, Mul, Sqrt...), on
-one device, where each step reads the one before it and nothing else reads (or fetches)
-the values in between. The chain becomes one ``_FusedElementwise`` step, named after its
-last node, whose kernel
+A chain is a run of steps whose op declares how to run in place (``OpDef.elementwise``:
+Add, Mul, Sqrt, Sigmoid, BiasAdd, Relu...), on one device, where each step reads the one
+before it and nothing else reads (or fetches) the values in between. The chain becomes one
+``_FusedElementwise`` step, named after its last node, whose kernel
 
-- computes the broadcast shape of all the chain's inputs once, and makes one output buffer
-  (or takes over an input of the first op that the executor lets it overwrite);
-- runs each ufunc into that buffer in place (``ufunc(acc, y, out=acc)``), so no
-  intermediate is allocated and the executor pays one step instead of one per op;
+- works out the result's shape from the inputs' shapes (once per set of shapes), and makes
+  one output buffer (or takes over an input of the first op that the executor lets it
+  overwrite);
+- runs each op into that buffer in place (``np.add(acc, y, out=acc)``), so no intermediate
+  is allocated and the executor pays one step instead of one per op;
 - on the CPU, walks large outputs in cache-sized blocks of rows, both cores at once, so
-  that the chain reads and writes main memory once instead of once per op (only for
-  ufuncs whose results are correctly rounded on every code path: +, -, *, /, sqrt, min,
-  max..., on real types, so a block boundary can never change a bit).
+  that the chain reads and writes main memory once instead of once per op, when every op
+  is ``exact`` (its results are correctly rounded on every code path: +, -, *, /, sqrt,
+  Relu, BiasAdd...) on a real type, so a block boundary can never change a bit.
 
-Results are bitwise those of the unfused steps: each element goes through the same ufuncs
-in the same order. When the inputs do not broadcast together, or the output would be too
-large, the kernel runs the original kernels one by one instead, so the error is the one
-the unfused plan raises, naming the same node. NumPy's floating-point warnings (inf - inf)
-are not raised inside a fused chain.
+Results are bitwise those of the unfused steps: each element goes through the same
+functions in the same order. When an op would refuse its inputs' shapes, an op after the
+first would broadcast the value to a larger shape, or the output would be too large, the
+kernel runs the original kernels one by one instead, so the error is the one the unfused
+plan raises, naming the same node. NumPy's floating-point warnings (inf - inf) are not
+raised inside a fused chain.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -41,17 +43,15 @@ __all__ = ["FUSED_OP", "fuse_elementwise"]
 FUSED_OP = "_FusedElementwise"
 ACC = -1  # an operand that is the chain's running value
 
-# ufuncs that IEEE rounds exactly, so any loop (SIMD or scalar, any block) gives one answer
-_BLOCKABLE = frozenset(
-    "add subtract multiply true_divide maximum minimum negative absolute square sqrt "
-    "reciprocal floor ceil rint logical_and logical_or logical_not".split()
-)
 # Outputs at least this large are computed block by block ...
 _BLOCK_MIN_BYTES = 1 << 22
 # ... of about this many bytes of output, so a block's operands stay in the L2 cache.
 _BLOCK_BYTES = 1 << 19
 # As in the unfused kernels: an input this large may be an unpaid broadcast view.
 _CHECKED_SIZE = 1 << 20
+Shape = tuple[int, ...]
+_UNKNOWN: Any = object()
+_SHAPES_KEPT = 64  # result shapes remembered per step (batch sizes vary)
 
 
 class Member(NamedTuple):
@@ -61,8 +61,19 @@ class Member(NamedTuple):
     op_type: str
     node_name: str
     attrs: dict[str, Any]
-    ufunc: str
     operands: tuple[int, ...]
+
+
+class _Op(NamedTuple):
+    """A member, compiled: ``fn(values[a], values[b], out=out)`` (b None: one operand),
+    where ``values`` is the step's inputs followed by the running value."""
+
+    fn: Callable[..., Any]
+    a: int
+    b: int | None
+    shape: Callable[..., Shape | None] | None  # None: broadcasting
+    attrs: Mapping[str, Any]
+    exact: bool
 
 
 def _fused_shape(c: InferenceContext, *inputs: TensorSpec) -> TensorShape:
@@ -81,23 +92,35 @@ define_op(
 
 @register_kernel(FUSED_OP, "CPU", "GPU")
 def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
-    members: tuple[Member, ...] = ctx.attrs["members"]
     program = ctx.memo.get("program")
     if program is None:
-        program = ctx.memo["program"] = _compile(members, ctx.xp, len(inputs))
-    shape = _broadcast_shape(inputs)
-    if shape is None:  # the unfused kernels say which op and which shapes
+        program = ctx.memo["program"] = _compile(ctx.attrs["members"], ctx.xp, len(inputs))
+        ctx.memo["calls"] = [(op.fn, op.a, op.b) for op in program]
+    calls = ctx.memo["calls"]
+    shapes = ctx.memo.setdefault("shapes", {})  # input shapes -> result shape
+    key = tuple(x.shape for x in inputs)
+    shape = shapes.get(key, _UNKNOWN)
+    if shape is _UNKNOWN:
+        if len(shapes) >= _SHAPES_KEPT:
+            shapes.clear()
+        shape = shapes[key] = _result_shape(program, key)
+    if shape is None:  # the unfused kernels say which op and what is wrong
         return _unfused(ctx, inputs)
     dtype = inputs[0].dtype
-    if math.prod(shape) >= _CHECKED_SIZE or all(x.shape != shape for x in inputs):
+    if math.prod(shape) >= _CHECKED_SIZE or shape not in key:
         try:  # an input may be an unpaid broadcast view, or the chain broadcasts up
             ctx.check_size(shape, dtype)
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
-    out = _output_buffer(ctx, members, inputs, shape, dtype)
+    out = _output_buffer(ctx, inputs, shape, dtype)
     with np.errstate(all="ignore"):
-        if ctx.xp is not np or out.nbytes < _BLOCK_MIN_BYTES or not _blockable(members, dtype):
-            _run(program, inputs, out)  # a GPU queues its kernels: blocks would not help
+        if (
+            ctx.xp is not np  # a GPU queues its kernels: blocks would not help
+            or out.nbytes < _BLOCK_MIN_BYTES
+            or dtype.kind not in "biuf"
+            or not all(op.exact for op in program)
+        ):
+            _run(calls, inputs, out)
             return out
         rows = max(1, _BLOCK_BYTES * shape[0] // out.nbytes)
         n = shape[0]
@@ -106,50 +129,48 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
             for start in range(part.start, part.stop, rows):
                 block = slice(start, min(start + rows, part.stop))
                 cut = [x[block] if x.ndim == out.ndim and x.shape[0] == n else x for x in inputs]
-                _run(program, cut, out[block])
+                _run(calls, cut, out[block])
 
         ctx.parallel_slices(blocks, n, out.nbytes)
     return out
 
 
-def _compile(members: Sequence[Member], xp: Any, num_inputs: int) -> list[tuple[Any, ...]]:
-    """Each op as (ufunc, operand, operand or None), indexing the inputs followed by the
-    running value."""
+def _compile(members: Sequence[Member], xp: Any, num_inputs: int) -> list[_Op]:
     program = []
     for m in members:
+        how = lookup_op(m.op_type).elementwise
+        assert how is not None, m.op_type  # the pass fuses only such ops
         a, *b = [num_inputs if k == ACC else k for k in m.operands]
-        program.append((getattr(xp, m.ufunc), a, b[0] if b else None))
+        fn = how.bind(xp, m.attrs)
+        program.append(_Op(fn, a, b[0] if b else None, how.shape, m.attrs, how.exact))
     return program
 
 
-def _broadcast_shape(inputs: Sequence[Any]) -> tuple[int, ...] | None:
-    """The shape all inputs broadcast to, or None when they do not."""
-    shape: tuple[int, ...] = ()
-    for x in inputs:
-        s = x.shape
-        if s != shape and s:
-            if not shape:
-                shape = s
-                continue
+def _result_shape(program: Sequence[_Op], shapes: tuple[Shape, ...]) -> Shape | None:
+    """The chain's result shape for inputs of these shapes; None when an op would refuse
+    them or an op after the first would broadcast the running value to a larger shape."""
+    values: list[Shape | None] = [*shapes, None]
+    for op in program:
+        args: list[Any] = [values[op.a]] if op.b is None else [values[op.a], values[op.b]]
+        if op.shape is not None:
+            result = op.shape(op.attrs, *args)
+        else:
             try:
-                shape = np.broadcast_shapes(shape, s)
+                result = np.broadcast_shapes(*args)
             except ValueError:
                 return None
-    return shape
+        if result is None or (values[-1] is not None and result != values[-1]):
+            return None
+        values[-1] = result
+    return values[-1]
 
 
-def _blockable(members: Sequence[Member], dtype: np.dtype) -> bool:
-    """Whether block boundaries cannot change a bit: exactly rounded ufuncs on real types."""
-    return dtype.kind in "biuf" and all(m.ufunc in _BLOCKABLE for m in members)
-
-
-def _output_buffer(
-    ctx: KernelContext, members: Sequence[Member], inputs: Sequence[Any], shape: Any, dtype: Any
-) -> Any:
+def _output_buffer(ctx: KernelContext, inputs: Sequence[Any], shape: Any, dtype: Any) -> Any:
     """An input the first op may overwrite (read by it alone, and handed over by the
     executor), else a new array (its size is checked above when nothing paid for it)."""
     reusable = ctx.memo.get("reusable")
     if reusable is None:
+        members = ctx.attrs["members"]
         reads = [k for m in members for k in m.operands]
         reusable = ctx.memo["reusable"] = tuple(
             i for i in ctx.forwardable if i in members[0].operands and reads.count(i) == 1
@@ -167,14 +188,14 @@ def _output_buffer(
     return ctx.xp.empty(shape, dtype)
 
 
-def _run(program: Sequence[tuple[Any, ...]], inputs: Sequence[Any], out: Any) -> None:
-    """Every op of the chain into ``out``, in order."""
+def _run(calls: Sequence[tuple[Any, int, int | None]], inputs: Sequence[Any], out: Any) -> None:
+    """Every op of the chain, ``(fn, a, b)`` as in _Op, into ``out``, in order."""
     values = [*inputs, out]
-    for ufunc, a, b in program:
+    for fn, a, b in calls:
         if b is None:
-            ufunc(values[a], out=out)
+            fn(values[a], out=out)
         else:
-            ufunc(values[a], values[b], out=out)
+            fn(values[a], values[b], out=out)
 
 
 def _unfused(ctx: KernelContext, inputs: Sequence[Any]) -> Any:
@@ -209,7 +230,7 @@ def _unfused(ctx: KernelContext, inputs: Sequence[Any]) -> Any:
 
 
 def fuse_elementwise(protos: list[Any], keep: frozenset[int]) -> tuple[list[Any], int]:
-    """Plan steps with each chain of two or more ufunc steps made one fused step, and how
+    """Plan steps with each chain of two or more elementwise steps made one fused step, and how
     many steps were fused away. A chain grows through a value that only its next op reads
     and that is not fetched, on one device; the fused step takes the place (and the name)
     of the chain's last op."""
@@ -253,8 +274,9 @@ def fuse_elementwise(protos: list[Any], keep: frozenset[int]) -> tuple[list[Any]
 
 def _fusable(p: Any) -> bool:
     return (
-        p.op_def.ufunc is not None
+        p.op_def.elementwise is not None
         and len(p.outputs) == 1
+        and 1 <= len(p.inputs) <= 2
         and p.device.partition(":")[0] in p.op_def.kernels
     )
 
@@ -272,9 +294,7 @@ def _fused_proto(chain: list[Any]) -> Any:
             if s not in inputs:
                 inputs.append(s)
             operands.append(inputs.index(s))
-        members.append(
-            Member(p.op_def.name, p.name, dict(p.attrs), p.op_def.ufunc, tuple(operands))
-        )
+        members.append(Member(p.op_def.name, p.name, dict(p.attrs), tuple(operands)))
     last = chain[-1]
     return replace(
         last,

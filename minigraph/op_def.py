@@ -110,6 +110,31 @@ class AttrDef:
         return self.spec
 
 
+@dataclass(frozen=True)
+class Elementwise:
+    """An op that elementwise fusion (minigraph.fusion) may run inside a chain: its output
+    has its inputs' dtype, and each output element depends on the inputs' elements at the
+    same (broadcast) position only.
+
+    ``bind(xp, attrs)`` gives ``f(*inputs, out=out)``, which writes the kernel's result into
+    ``out`` (an array of the result's shape and dtype, which may be one of the inputs) with
+    no check of its own: a ufunc such as ``np.add`` is one. ``shape(attrs, *shapes)`` is the
+    result's shape, or None where the kernel would refuse these shapes (None: NumPy
+    broadcasting). ``exact``: an element's bits do not depend on how the array is cut into
+    blocks (IEEE's exactly rounded +, -, *, /, sqrt, comparisons, selections), so a chain of
+    such ops may run block by block.
+    """
+
+    bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
+    shape: Callable[..., tuple[int, ...] | None] | None = None
+    exact: bool = False
+
+    @classmethod
+    def ufunc(cls, name: str, exact: bool = False) -> Elementwise:
+        """The op whose kernel is NumPy's (and CuPy's) ufunc ``name`` on one dtype."""
+        return cls(lambda xp, attrs: getattr(xp, name), exact=exact)
+
+
 @dataclass
 class OpDef:
     """Everything known about an op type, built from its one declaration."""
@@ -124,9 +149,7 @@ class OpDef:
     host_outputs: frozenset[str] = frozenset()
     is_stateful: bool = False
     aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
-    # The NumPy/CuPy ufunc that is the whole kernel (broadcasting, one dtype in and out, no
-    # value checks), so elementwise fusion may run it in place: "add", "sqrt"...
-    ufunc: str | None = None
+    elementwise: Elementwise | None = None  # how elementwise fusion may run it in place
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     @property

@@ -12,9 +12,9 @@ raises the same errors. What a pass may touch:
   ``max_folded_constant_in_bytes``; a step that fails is left to fail at run time. A copy
   of a constant to a GPU becomes a constant there (copied once per plan, not per run).
   Steps on a GPU are not folded: the GPU's float sums may round differently.
-- ``elementwise_fusion``: a chain of ufunc steps (Add, Mul, Sqrt...) whose values in
-  between nothing else reads becomes one step that writes one buffer in place, in blocks
-  that stay in the cache (see :mod:`minigraph.fusion`).
+- ``elementwise_fusion``: a chain of elementwise steps (Add, Mul, Sqrt, BiasAdd, Relu...)
+  whose values in between nothing else reads becomes one step that writes one buffer in
+  place, in blocks that stay in the cache (see :mod:`minigraph.fusion`).
 
 Steps whose values a fetch reads are never removed or replaced, and nothing is ever
 dropped that could raise at run time, except a repeat of a step that still runs.

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import errors
-from .op_def import OpDef, parse_arg, parse_attr
+from .op_def import Elementwise, OpDef, parse_arg, parse_attr
 
 __all__ = ["OPS", "define_op", "register_kernel", "lookup_op", "lookup_kernel", "registered_ops"]
 
@@ -27,7 +27,7 @@ def define_op(
     host_outputs: Sequence[str] = (),
     is_stateful: bool = False,
     aliases_input: bool = False,
-    ufunc: str | None = None,
+    elementwise: Elementwise | None = None,
 ) -> OpDef:
     """Declare an op once; the builder, class wrapper and docs come from this.
 
@@ -35,8 +35,8 @@ def define_op(
     HostMemory: shape-like int tensors that kernels read on the host);
     ``aliases_input`` says the kernel may return a view of input 0, so the
     executor treats both as one buffer when deciding what may be overwritten;
-    ``ufunc`` names the NumPy/CuPy ufunc that is the whole kernel (inputs and output of one
-    dtype, broadcasting, no value checks), so elementwise fusion may chain it in place.
+    ``elementwise`` says how elementwise fusion may run the op inside a chain, in place
+    (see :class:`~minigraph.op_def.Elementwise`).
     """
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
@@ -54,7 +54,7 @@ def define_op(
         host_outputs=frozenset(host_outputs),
         is_stateful=is_stateful,
         aliases_input=aliases_input,
-        ufunc=ufunc,
+        elementwise=elementwise,
     )
     attr_names = {a.name for a in attr_defs}
     for arg in op_def.inputs + op_def.outputs:

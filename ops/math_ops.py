@@ -28,6 +28,7 @@ from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.op_def import Elementwise
 from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast
@@ -244,8 +245,7 @@ def elementwise(
         attrs=[*([] if fixed else [f"T: {types}"]), *attrs],
         shape_fn=shape_fn or (_binary_shape if binary else _unary_shape),
         doc=doc,
-        # A plain ufunc of one dtype with no checks may be fused (minigraph.fusion).
-        ufunc=fn if isinstance(fn, str) and out_type is None and check is None else None,
+        elementwise=_fusable(fn) if out_type is None and check is None else None,
     )
     dtype = None if out_type is None else np.dtype(dtypes.as_dtype(out_type).np)
     if binary:
@@ -254,6 +254,29 @@ def elementwise(
         kernel = _unary_kernel(fn, dtype, quiet)
     register_kernel(op_type, "CPU", "GPU")(kernel)
     return make_builder(op_def, builder), make_wrapper_class(op_def)
+
+
+# ufuncs IEEE rounds exactly, so every loop (SIMD or scalar, any block) gives the same bits.
+# Not maximum and minimum: which zero they give for (-0.0, 0.0) may depend on the loop.
+_EXACT_UFUNCS = frozenset(
+    "add subtract multiply true_divide negative absolute square sqrt reciprocal floor ceil "
+    "rint logical_and logical_or logical_not".split()
+)
+
+
+def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
+    """How elementwise fusion runs this op in place: the ufunc, or ``fn``'s result copied
+    into the buffer (cast as the kernel casts it)."""
+    if isinstance(fn, str):
+        return Elementwise.ufunc(fn, exact=fn in _EXACT_UFUNCS)
+
+    def bind(xp: Any, attrs: Any) -> Callable[..., Any]:
+        def into(*args: Any, out: Any) -> None:
+            xp.copyto(out, fn(xp, *args), casting="unsafe")
+
+        return into
+
+    return Elementwise(bind)
 
 
 # -- Integer checks and the kernels NumPy has no one ufunc for -------------------------------

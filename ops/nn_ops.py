@@ -19,6 +19,7 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.op_def import Elementwise
 from minigraph.ops.common import (
     FLOAT,
     NUMBER,
@@ -80,12 +81,31 @@ def _bias_add_shape(c: InferenceContext, x: TensorSpec, b: TensorSpec) -> Tensor
     return TensorShape(dims)
 
 
+def _bias_add_result(attrs: Any, x: tuple[int, ...], b: tuple[int, ...]) -> Any:
+    """BiasAdd's result shape for elementwise fusion; None where its kernel would refuse."""
+    if len(x) < 2 or len(b) != 1 or x[_bias_axis(attrs["data_format"], len(x))] != b[0]:
+        return None
+    return x
+
+
+def _bias_add_into(xp: Any, attrs: Any) -> Callable[..., Any]:
+    data_format = attrs["data_format"]
+
+    def into(x: Any, b: Any, out: Any) -> Any:
+        shape = [1] * x.ndim
+        shape[_bias_axis(data_format, x.ndim)] = b.shape[0]
+        return xp.add(x, b.reshape(shape), out=out)
+
+    return into
+
+
 BIAS_ADD = define_op(
     "BiasAdd",
     inputs=["value: T", "bias: T"],
     outputs=["output: T"],
     attrs=[f"T: {NUMBER}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
     shape_fn=_bias_add_shape,
+    elementwise=Elementwise(_bias_add_into, _bias_add_result, exact=True),
     doc="""
 Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1
 for NCHW with rank >= 3 (as TensorFlow's kernel: a rank-2 value takes it last either way).
@@ -170,16 +190,26 @@ def activation(
     builder: str,
     attrs: Sequence[str] = (),
     params: Sequence[tuple[str, Any]] = (("features", REQUIRED),),
+    exact: bool = False,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one elementwise activation ``features -> activations``;
-    returns (tf.compat.v1 builder, class)."""
+    returns (tf.compat.v1 builder, class). ``exact``: ``fn`` only compares, selects and
+    multiplies, so elementwise fusion may run it block by block."""
+
+    def bind(xp: Any, attrs: Any) -> Callable[..., Any]:
+        def into(x: Any, out: Any) -> None:
+            xp.copyto(out, fn(xp, x, attrs), casting="unsafe")
+
+        return into
+
     op_def = define_op(
         op_type,
         inputs=["features: T"],
         outputs=["activations: T"],
         attrs=[f"T: {types}", *attrs],
         shape_fn=lambda c, x: x.shape,
+        elementwise=Elementwise(bind, exact=exact),
         doc=doc,
     )
 
@@ -198,6 +228,7 @@ relu, Relu = activation(
     _relu,
     REAL,
     builder="relu",
+    exact=True,
     doc="""
 ``max(features, 0)``; NaN stays NaN.
 
@@ -210,7 +241,12 @@ array([ 0.,  0.,  0.,  5., 10.], dtype=float32)
 """,
 )
 relu6, Relu6 = activation(
-    "Relu6", _relu6, REAL, builder="relu6", doc="``min(max(features, 0), 6)``; NaN stays NaN."
+    "Relu6",
+    _relu6,
+    REAL,
+    builder="relu6",
+    exact=True,
+    doc="``min(max(features, 0), 6)``; NaN stays NaN.",
 )
 elu, Elu = activation(
     "Elu",
@@ -234,6 +270,7 @@ leaky_relu, LeakyRelu = activation(
     builder="leaky_relu",
     attrs=["alpha: float = 0.2"],
     params=(("features", REQUIRED), ("alpha", 0.2)),
+    exact=True,
     doc="""
 ``features`` where positive, else ``alpha * features``.
 

@@ -20,25 +20,43 @@ UNFUSED = mg.ConfigProto(
     graph_options=mg.GraphOptions(optimizer_options=OptimizerOptions(do_elementwise_fusion=False))
 )
 
-# name -> (builder, NumPy reference, dtypes it takes); the reference is NumPy's own function
-# applied op by op to fresh arrays, as a user would write the chain.
+# name -> (builder, NumPy reference, kinds of dtype it takes, whether the reference gives
+# the kernel's bits). The references are NumPy written from each op's definition, applied op
+# by op to fresh arrays, as a user would write the chain.
 BINARY = {
-    "add": (mg.add, np.add, "fiu"),
-    "subtract": (mg.subtract, np.subtract, "fiu"),
-    "multiply": (mg.multiply, np.multiply, "fiu"),
-    "maximum": (mg.maximum, np.maximum, "fi"),
-    "minimum": (mg.minimum, np.minimum, "fi"),
-    "truediv": (mg.truediv, np.true_divide, "f"),
+    "add": (mg.add, np.add, "fiu", True),
+    "subtract": (mg.subtract, np.subtract, "fiu", True),
+    "multiply": (mg.multiply, np.multiply, "fiu", True),
+    "maximum": (mg.maximum, np.maximum, "fi", True),
+    "minimum": (mg.minimum, np.minimum, "fi", True),
+    "truediv": (mg.truediv, np.true_divide, "f", True),
+    "squared_difference": (mg.squared_difference, lambda x, y: (x - y) * (x - y), "f", True),
+    "div_no_nan": (
+        mg.div_no_nan,
+        lambda x, y: np.where(y == 0, 0, x / y).astype(x.dtype),
+        "f",
+        True,
+    ),
 }
 UNARY = {
-    "negative": (mg.negative, np.negative, "fi"),
-    "abs": (mg.abs, np.abs, "fi"),
-    "square": (mg.square, np.square, "fiu"),
-    "sqrt": (mg.sqrt, np.sqrt, "f"),
-    "exp": (mg.exp, np.exp, "f"),
-    "tanh": (mg.tanh, np.tanh, "f"),
-    "log1p": (mg.log1p, np.log1p, "f"),
-    "floor": (mg.floor, np.floor, "f"),
+    "negative": (mg.negative, np.negative, "fi", True),
+    "abs": (mg.abs, np.abs, "fi", True),
+    "square": (mg.square, np.square, "fiu", True),
+    "sqrt": (mg.sqrt, np.sqrt, "f", True),
+    "exp": (mg.exp, np.exp, "f", True),
+    "tanh": (mg.tanh, np.tanh, "f", True),
+    "log1p": (mg.log1p, np.log1p, "f", True),
+    "floor": (mg.floor, np.floor, "f", True),
+    "relu": (mg.nn.relu, lambda x: np.where(x < 0, x.dtype.type(0), x), "fi", True),
+    "leaky_relu": (
+        mg.nn.leaky_relu,
+        lambda x: np.where(x > 0, x, x * x.dtype.type(0.2)),
+        "f",
+        True,
+    ),
+    "sigmoid": (mg.sigmoid, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype), "f", False),
+    "rsqrt": (mg.rsqrt, lambda x: 1 / np.sqrt(x), "f", False),
+    "elu": (mg.nn.elu, lambda x: np.where(x < 0, np.expm1(x), x), "f", False),
 }
 
 
@@ -99,7 +117,7 @@ def test_a_value_the_chain_reads_twice_is_not_overwritten_early():
     g = mg.Graph()
     with g.as_default():
         x = mg.placeholder(mg.float32, shape=[None], name="x")
-        t = mg.round(x)  # not fusable: its buffer could be handed to the chain
+        t = mg.round(x)  # read by three ops: a step of its own, whose buffer the chain may get
         y = (t + 1.0) * t - t
     v = np.linspace(-3, 3, 5000, dtype=np.float32)
     fused, unfused = run_both(g, y, {x: v})
@@ -225,12 +243,8 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
             )
         )
     )
-    if kind == "u":  # Add, Sub, Mul and Square take unsigned types, as in TensorFlow
-        binary = {k: v for k, v in BINARY.items() if k in ("add", "subtract", "multiply")}
-        unary = {"square": UNARY["square"]}
-    else:
-        binary = {k: v for k, v in BINARY.items() if kind in v[2]}
-        unary = {k: v for k, v in UNARY.items() if kind in v[2]}
+    binary = {k: v for k, v in BINARY.items() if kind in v[2]}
+    unary = {k: v for k, v in UNARY.items() if kind in v[2]}
     n = data.draw(st.sampled_from([1, 7, 5000]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
 
@@ -250,11 +264,11 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
     with g.as_default():
         x = mg.placeholder(dtype, shape=[None], name="x")
         feed[x] = x0
-        y, ref = x, x0.copy()
+        y, ref, ref_exact = x, x0.copy(), True
         for i in range(data.draw(st.integers(2, 6))):
             if data.draw(st.booleans()) or not unary:
                 name = data.draw(st.sampled_from(sorted(binary)))
-                build, fn, _ = binary[name]
+                build, fn, _, exact = binary[name]
                 v = operand()
                 if data.draw(st.booleans()):
                     other = mg.constant(v)
@@ -265,17 +279,23 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
                 y = build(y, other) if left else build(other, y)
                 with np.errstate(all="ignore"):
                     ref = fn(ref, v) if left else fn(v, ref)
+                ref_exact &= exact
             else:
                 name = data.draw(st.sampled_from(sorted(unary)))
-                build, fn, _ = unary[name]
+                build, fn, _, exact = unary[name]
                 y = build(y)
                 with np.errstate(all="ignore"):
                     ref = fn(ref)
+            ref_exact &= exact
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         fused, unfused = run_both(g, y, feed)
     bitwise(fused, unfused)
-    bitwise(fused, np.asarray(ref, dtype))
+    # Where a reference rounds differently from its kernel (sigmoid's formula), later ops
+    # may amplify the difference without bound: those ops' values are checked in their own
+    # tests, and here fused against unfused only.
+    if ref_exact:
+        bitwise(fused, np.asarray(ref, dtype))
 
 
 def test_a_chain_never_spans_two_devices(any_device):
@@ -292,3 +312,39 @@ def test_a_chain_never_spans_two_devices(any_device):
     fused = [t for t in meta.step_timings if t[1] == "_FusedElementwise"]
     # On the CPU all three fuse; with the session on a GPU, b runs apart on the CPU.
     assert len(fused) == {"cpu": 1, "gpu": 0, "unoptimized": 0}[any_device]
+
+
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("rows", [3, 600])  # 600 x 8 x 8 x 32 float32: blocks of rows
+def test_bias_add_and_relu_fuse_as_keras_layers_use_them(data_format, rows):
+    rng = np.random.default_rng(3)
+    shape = (rows, 8, 8, 32) if data_format == "NHWC" else (rows, 32, 8, 8)
+    a = rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, *shape[1:]], name="x")
+        pre = mg.nn.bias_add(x * 2.0, bias, data_format=data_format)
+        y = mg.nn.leaky_relu(mg.nn.relu(pre) - 0.5)
+    ops, _ = plan_steps([y], [x])
+    assert "BiasAdd" not in ops and "Relu" not in ops and ops.count("_FusedElementwise") == 1
+    fused, unfused = run_both(g, y, {x: a})
+    bitwise(fused, unfused)
+    b = bias.reshape((32,) if data_format == "NHWC" else (32, 1, 1))
+    r = np.where(a * np.float32(2) + b < 0, np.float32(0), a * np.float32(2) + b) - np.float32(0.5)
+    bitwise(fused, np.where(r > 0, r, r * np.float32(0.2)))
+
+
+def test_a_bias_the_kernel_refuses_fails_as_the_unfused_op_does():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, None], name="x")
+        b = mg.placeholder(mg.float32, shape=[None], name="b")
+        y = mg.nn.relu(mg.nn.bias_add(mg.exp(x), b, name="biased"))
+    feed = {x: np.zeros((2, 3), np.float32), b: np.zeros(4, np.float32)}
+    for config in (None, UNFUSED):
+        with pytest.raises(errors.InvalidArgumentError, match="as many biases") as e:
+            mg.Session(g, config=config).run(y, feed)
+        assert e.value.node_name == "biased"
+    feed[b] = np.ones(3, np.float32)
+    np.testing.assert_array_equal(mg.Session(g).run(y, feed), np.full((2, 3), 2, np.float32))
