@@ -157,7 +157,7 @@ class Session:
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
             run_metadata.optimizations = plan.optimizations
-        limit = self._limit()
+        limit = self._limit
         if options.return_device_arrays:
             return rebuild(
                 [
@@ -243,6 +243,8 @@ class Session:
         return target
 
     def _normalise_fetches(self, fetches: Any) -> tuple[list[Output], list[Node], Callable]:
+        if type(fetches) is Output and fetches.op.node.graph is self.graph:
+            return [fetches], [], _first
         if type(fetches) is list and all(
             type(f) is Output and f.op.node.graph is self.graph for f in fetches
         ):  # the common case, fast: a flat list of this graph's Outputs (repeats are fine)
@@ -279,7 +281,12 @@ class Session:
     ) -> tuple[list[Output], list[Any], list[str]]:
         items = []
         for key, value in feed_dict.items():
-            out = self.graph.get_tensor_by_name(key) if isinstance(key, str) else as_output(key)
+            if type(key) is Output:
+                out: Output | None = key
+            elif isinstance(key, str):
+                out = self.graph.get_tensor_by_name(key)
+            else:
+                out = as_output(key)
             if out is None:
                 raise TypeError(f"Cannot interpret feed_dict key {short_repr(key)} as a tensor")
             if out.graph is not self.graph:
@@ -288,8 +295,9 @@ class Session:
                     out.node.name,
                     out.node.type_string,
                 )
-            items.append((out, _check_feed(out, value, self._limit())))
-        items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
+            items.append((out, _check_feed(out, value, self._limit)))
+        if len(items) > 1:
+            items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
         return [k for k, _ in items], [v for _, v in items], [_device_of(v) for _, v in items]
 
     def close(self) -> None:
@@ -304,15 +312,24 @@ class Session:
         self.close()
 
 
-def _check_feed(out: Output, value: Any, limit: int) -> Any:
+def _check_feed(out: Output, value: Any, limit: Callable[[], int]) -> Any:
     """The fed value as a read-only array of the tensor's dtype, checked against its shape.
 
     An integer fed into a narrower integer tensor must fit (an int64 2**40 into int32 is
-    an error, not a silent wrap); a conversion that would allocate more than ``limit``
+    an error, not a silent wrap); a conversion that would allocate more than ``limit()``
     bytes is a ResourceExhaustedError.
     """
+    spec = out.spec
+    want = spec.dtype.np
+    if (
+        type(value) is np.ndarray
+        and value.dtype == want
+        and _shape_fits(spec.shape.dims, value.shape)
+    ):
+        view = value.view()  # the common case, fast: nothing to convert
+        view.flags.writeable = False
+        return view
     node = out.node
-    want = out.dtype.np
 
     def fail(msg: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> NoReturn:
         raise error(msg, node.name, node.type_string)
@@ -346,7 +363,7 @@ def _check_feed(out: Output, value: Any, limit: int) -> Any:
             f"shape {out.shape}"
         )
     if arr.dtype != want:
-        check_output_size(arr.shape, want.itemsize, node.name, node.type_string, limit)
+        check_output_size(arr.shape, want.itemsize, node.name, node.type_string, limit())
         if arr.dtype.kind in "iu" and want.kind in "iu" and arr.size:
             info = np.iinfo(want)
             lo, hi = int(arr.min()), int(arr.max())
@@ -375,6 +392,10 @@ def _same(values: list[Any]) -> list[Any]:
     return values
 
 
+def _first(values: list[Any]) -> Any:
+    return values[0]
+
+
 def _shape_fits(dims: tuple[int | None, ...] | None, shape: tuple[int, ...]) -> bool:
     """A fed array's shape against the tensor's partial one (TensorShape.is_compatible_with
     without building a TensorShape: this runs once per feed per run)."""
@@ -389,14 +410,14 @@ def _device_of(value: Any) -> str:
     return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
 
 
-def _owned(value: np.ndarray, tensor: Output, limit: int) -> np.ndarray:
+def _owned(value: np.ndarray, tensor: Output, limit: Callable[[], int]) -> np.ndarray:
     """A fetched NumPy array the caller may write: constants and feeds are read-only views,
-    copied here (after a size check: a fed broadcast view may stand for far more memory
-    than it holds)."""
+    copied here (after a size check against ``limit()``: a fed broadcast view may stand for
+    far more memory than it holds)."""
     if value.flags.writeable:
         return value
     node = tensor.node
-    check_output_size(value.shape, value.itemsize, node.name, node.type_string, limit)
+    check_output_size(value.shape, value.itemsize, node.name, node.type_string, limit())
     try:
         return value.copy()
     except MemoryError:
