@@ -151,6 +151,12 @@ class LocalExecutor:
         return _Bound(bound, fast, fast_steps, template, waves)
 
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
+        # IEEE results are the answer, as in TensorFlow: NumPy's floating-point warnings
+        # (inf - inf, 0 / 0) are off in every kernel of the run, on every thread it uses.
+        with np.errstate(all="ignore"):
+            return self._run(plan, feed_values, timings)
+
+    def _run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None) -> list[Any]:
         bound = self._bound_steps(plan)
         if timings is not None or config.check_outputs():
             values: list[Any] = [None] * plan.num_slots

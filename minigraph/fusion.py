@@ -19,8 +19,8 @@ Results are bitwise those of the unfused steps: each element goes through the sa
 functions in the same order. When an op would refuse its inputs' shapes, an op after the
 first would broadcast the value to a larger shape, or the output would be too large, the
 kernel runs the original kernels one by one instead, so the error is the one the unfused
-plan raises, naming the same node. NumPy's floating-point warnings (inf - inf) are not
-raised inside a fused chain.
+plan raises, naming the same node. (NumPy's floating-point warnings are off in every
+run: see LocalExecutor.run.)
 """
 
 from __future__ import annotations
@@ -113,25 +113,24 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
     out = _output_buffer(ctx, inputs, shape, dtype)
-    with np.errstate(all="ignore"):
-        if (
-            ctx.xp is not np  # a GPU queues its kernels: blocks would not help
-            or out.nbytes < _BLOCK_MIN_BYTES
-            or dtype.kind not in "biuf"
-            or not all(op.exact for op in program)
-        ):
-            _run(calls, inputs, out)
-            return out
-        rows = max(1, _BLOCK_BYTES * shape[0] // out.nbytes)
-        n = shape[0]
+    if (
+        ctx.xp is not np  # a GPU queues its kernels: blocks would not help
+        or out.nbytes < _BLOCK_MIN_BYTES
+        or dtype.kind not in "biuf"
+        or not all(op.exact for op in program)
+    ):
+        _run(calls, inputs, out)
+        return out
+    rows = max(1, _BLOCK_BYTES * shape[0] // out.nbytes)
+    n = shape[0]
 
-        def blocks(part: slice) -> None:
-            for start in range(part.start, part.stop, rows):
-                block = slice(start, min(start + rows, part.stop))
-                cut = [x[block] if x.ndim == out.ndim and x.shape[0] == n else x for x in inputs]
-                _run(calls, cut, out[block])
+    def blocks(part: slice) -> None:
+        for start in range(part.start, part.stop, rows):
+            block = slice(start, min(start + rows, part.stop))
+            cut = [x[block] if x.ndim == out.ndim and x.shape[0] == n else x for x in inputs]
+            _run(calls, cut, out[block])
 
-        ctx.parallel_slices(blocks, n, out.nbytes)
+    ctx.parallel_slices(blocks, n, out.nbytes)
     return out
 
 

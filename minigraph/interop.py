@@ -15,6 +15,7 @@ a buffer that no other step reads (see minigraph.plan).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -132,7 +133,11 @@ def run_waves(
     ``values``; ``on_error(step index, exception)`` raises what a kernel's exception becomes."""
     pool = _pool(threads)
     for wave in waves:
-        futures = [(k, pool.submit(fast[k][0], *fast[k][1](values))) for k in wave.threaded]
+        # Each step runs in a copy of this thread's context: NumPy's error state goes along.
+        futures = [
+            (k, pool.submit(contextvars.copy_context().run, fast[k][0], *fast[k][1](values)))
+            for k in wave.threaded
+        ]
         try:
             for k in wave.inline:
                 _store(values, fast[k], _call(fast[k], values, k, on_error))

@@ -7,6 +7,7 @@ so it holds plain data only and a remote worker can rebuild it.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -168,7 +169,9 @@ class KernelContext:
             or self.threads < 2
         ):
             return [fn(x) for x in items]
-        return list(_thread_pool().map(fn, items))
+        # Each piece runs in a copy of this thread's context: NumPy's error state goes along.
+        contexts = [contextvars.copy_context() for _ in items]
+        return list(_thread_pool().map(lambda c, x: c.run(fn, x), contexts, items))
 
     def parallel_slices(self, fn: Callable[[slice], Any], n: int, work_bytes: int) -> None:
         """``fn(piece)`` for slices that tile ``range(n)``, one per thread when worth it."""
