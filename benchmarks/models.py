@@ -1,0 +1,99 @@
+"""Whole models TensorFlow wrote: the Keras graphs of tests/fixtures/graphs, end to end.
+
+    python benchmarks/models.py [--repeat 20] [--batch 1 --batch 1024] [--only mlp]
+    python benchmarks/models.py --peers [--peers-python /path/to/tf/venv/bin/python]
+
+Each Keras fixture (a frozen GraphDef written by TensorFlow 2.21: MLP, CNN, batch norm,
+residual block, text models, transformer block, unrolled LSTM) is imported, and its fixture
+input tiled to each batch size is fed. Timed (median ms of one Session.run, as every
+benchmark here): minigraph with its optimizer (the default) and with every pass off, and,
+with ``--peers``, TensorFlow's Session (Grappler on) and the graph as a concrete function,
+in the same run (benchmarks/peers.py). "steps" is how many steps minigraph's plan runs,
+with the optimizer and without. Outputs are checked: the optimizer's bitwise against the
+unoptimized plan's, TensorFlow's within the fixture's tolerance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import peers
+from timing import median_seconds
+
+import minigraph as mg
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "graphs"
+UNOPTIMIZED = mg.ConfigProto(
+    graph_options=mg.GraphOptions(optimizer_options=mg.OptimizerOptions.off())
+)
+
+
+def load(case: dict[str, Any], batch: int) -> tuple[mg.Graph, dict[Any, np.ndarray], list[Any]]:
+    """The imported graph, its fixture inputs tiled along the batch dim, and its fetches."""
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(str(FIXTURES / case["file"]), name="")
+    recorded = np.load(FIXTURES / f"{Path(case['file']).stem}.npz")
+    feeds = {}
+    for name in case["feeds"]:
+        x = recorded[f"feed/{name}"]
+        reps = -(-batch // x.shape[0])
+        feeds[g.get_tensor_by_name(name)] = np.concatenate([x] * reps)[:batch]
+    return g, feeds, [g.get_tensor_by_name(name) for name in case["fetches"]]
+
+
+def _steps(sess: mg.Session) -> int:
+    plan = next(iter(getattr(sess, "_plans", {}).values()), None)
+    return len(plan.steps) if plan is not None else -1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--batch", type=int, action="append", help="default: 1 and 1024")
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    peers.add_arguments(parser)
+    args = parser.parse_args()
+    cases = json.loads((FIXTURES / "cases.json").read_text())
+    cases = [c for c in cases if c["kind"] == "keras" and args.only in c["name"]]
+    tf = peers.TFPeer.start(args.peers_python) if args.peers else None
+    cols = ["minigraph", "unoptimized"] + (["TF sess", "tf.fn"] if tf else [])
+    print(f"{'model':<22} {'batch':>6} {'steps':>9} " + " ".join(f"{c:>11}" for c in cols), end="")
+    print(f" {'mg/best TF':>10}" if tf else "")
+    for case in cases:
+        for batch in args.batch or [1, 1024]:
+            g, feeds, fetches = load(case, batch)
+            sess, plain = mg.Session(g), mg.Session(g, config=UNOPTIMIZED)
+            got, want = sess.run(fetches, feeds), plain.run(fetches, feeds)
+            for a, b in zip(got, want, strict=True):
+                assert a.tobytes() == b.tobytes(), f"{case['name']}: the optimizer changed bits"
+            ms = [
+                median_seconds(lambda s=s, f=fetches, d=feeds: s.run(f, d), args.repeat) * 1e3
+                for s in (sess, plain)
+            ]
+            line = f"{case['name']:<22} {batch:>6} {_steps(sess):>4}/{_steps(plain):<4} "
+            if tf is not None:
+                r = tf.run(g, feeds, fetches, args.repeat)
+                for mode, values in r.outputs.items():
+                    for a, b in zip(got, values, strict=True):
+                        np.testing.assert_allclose(
+                            a,
+                            b,
+                            rtol=max(case.get("rtol", 1e-5), 1e-4),
+                            atol=1e-4,
+                            err_msg=f"{case['name']}: TF {mode} differs",
+                        )
+                tf_ms = [r.seconds["session"] * 1e3, r.seconds["function"] * 1e3]
+                ms += tf_ms
+            line += " ".join(f"{m:>11.3f}" for m in ms)
+            print(line + (f" {ms[0] / min(ms[2:]):>10.2f}" if tf is not None else ""))
+    if tf is not None:
+        tf.close()
+
+
+if __name__ == "__main__":
+    main()
