@@ -414,21 +414,24 @@ def _poly(x: Any, coefs: Sequence[float], monic: bool = False) -> Any:
 
 
 def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any]:
-    """For float64 ``x``: (|x| < 1, erf(x) where |x| < 1, erfc(|x|) where |x| >= 1)."""
-    small = xp.abs(x) < 1
-    xs = xp.where(small, x, 0.0)
+    """For float64 ``x``: (|x| < 1, erf(x) where |x| < 1, erfc(|x|) where |x| >= 1; 0
+    elsewhere). Each rational approximation runs on the elements it is for only."""
+    ax = xp.abs(x)
+    small = ax < 1
+    erf_small = xp.zeros_like(x)
+    erfc_big = xp.zeros_like(x)
+    (where,) = xp.nonzero(small.reshape(-1))
+    xs = xp.take(x.reshape(-1), where)
     z = xs * xs
-    erf_small = xs * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
-    a = xp.where(small, 1.0, xp.minimum(xp.abs(x), 28.0))  # erfc(28) underflows; NaN stays
-    hi = xp.floor(a * 128) / 128  # exp(-a*a) without the rounding error of a*a
-    lo = a - hi
-    e = xp.exp(-hi * hi) * xp.exp(-(2 * hi + lo) * lo)
-    ratio = xp.where(
-        a < 8,
-        _poly(a, _ERFC_P) / _poly(a, _ERFC_Q, monic=True),
-        _poly(a, _ERFC_R) / _poly(a, _ERFC_S, monic=True),
-    )
-    return small, erf_small, e * ratio
+    erf_small.reshape(-1)[where] = xs * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
+    for p, q, pick in ((_ERFC_P, _ERFC_Q, ax < 8), (_ERFC_R, _ERFC_S, ~(ax < 8))):
+        (where,) = xp.nonzero((pick & ~small).reshape(-1))  # NaN: with the large ones
+        a = xp.minimum(xp.take(ax.reshape(-1), where), 28.0)  # erfc(28) underflows
+        hi = xp.floor(a * 128) / 128  # exp(-a*a) without the rounding error of a*a
+        lo = a - hi
+        e = xp.exp(-hi * hi) * xp.exp(-(2 * hi + lo) * lo)
+        erfc_big.reshape(-1)[where] = e * (_poly(a, p) / _poly(a, q, monic=True))
+    return small, erf_small, erfc_big
 
 
 def _erf(xp: Any, x: Any) -> Any:
