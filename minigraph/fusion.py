@@ -228,11 +228,15 @@ def _unfused(ctx: KernelContext, inputs: Sequence[Any]) -> Any:
 # -- The optimizer pass ----------------------------------------------------------------------
 
 
-def fuse_elementwise(protos: list[Any], keep: frozenset[int]) -> tuple[list[Any], int]:
+def fuse_elementwise(
+    protos: list[Any], keep: frozenset[int], places: Mapping[str, Any] | None = None
+) -> tuple[list[Any], int]:
     """Plan steps with each chain of two or more elementwise steps made one fused step, and how
     many steps were fused away. A chain grows through a value that only its next op reads
-    and that is not fetched, on one device; the fused step takes the place (and the name)
-    of the chain's last op."""
+    and that is not fetched, on one device and in one of ``places`` (node name -> where a
+    distributed executor runs it); the fused step takes the place (and the name) of the
+    chain's last op."""
+    places = places or {}
     readers: dict[int, set[int]] = {}
     for k, p in enumerate(protos):
         for s in p.inputs:
@@ -250,6 +254,7 @@ def fuse_elementwise(protos: list[Any], keep: frozenset[int]) -> tuple[list[Any]
                 and readers[s] == {k}
                 and s not in keep
                 and protos[chain_of[s][0]].device == p.device
+                and places.get(protos[chain_of[s][0]].name) == places.get(p.name)
             ),
             None,
         )

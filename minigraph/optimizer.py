@@ -22,8 +22,9 @@ dropped that could raise at run time, except a repeat of a step that still runs.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -79,10 +80,14 @@ class OptimizerOptions:
 
 
 def optimize(
-    protos: list[Any], fetch_slots: Sequence[int], options: OptimizerOptions
+    protos: list[Any],
+    fetch_slots: Sequence[int],
+    options: OptimizerOptions,
+    places: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], dict[int, int], list[str]]:
     """The optimized steps, a map from dropped slots to the slots that replace them, and
-    one line per pass that changed something (what the trace lists)."""
+    one line per pass that changed something (what the trace lists). ``places`` (node name
+    -> where it runs, for a distributed executor) keeps fused chains within one place."""
     keep = frozenset(fetch_slots)
     alias: dict[int, int] = {}
     report: list[str] = []
@@ -94,7 +99,7 @@ def optimize(
     if options.do_constant_folding:
         passes.append(("constant_folding", _fold_constants))
     if options.do_elementwise_fusion:
-        passes.append(("elementwise_fusion", _fuse))
+        passes.append(("elementwise_fusion", functools.partial(_fuse, places=places or {})))
     for name, run in passes:
         before = len(protos)
         protos, changed = run(protos, keep, alias, options)
@@ -136,9 +141,13 @@ def _remove_identity(
 
 
 def _fuse(
-    protos: list[Any], keep: frozenset[int], alias: dict[int, int], options: OptimizerOptions
+    protos: list[Any],
+    keep: frozenset[int],
+    alias: dict[int, int],
+    options: OptimizerOptions,
+    places: Mapping[str, Any],
 ) -> tuple[list[Any], int]:
-    return fuse_elementwise(_rewire(protos, alias), keep)
+    return fuse_elementwise(_rewire(protos, alias), keep, places)
 
 
 def _hashable(value: Any) -> Any:

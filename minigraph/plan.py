@@ -58,10 +58,13 @@ def build_plan(
     allow_soft_placement: bool = True,
     feed_devices: Sequence[str] | None = None,
     optimizer: OptimizerOptions | None = None,
+    places: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The plan for these fetches and feeds; ``feed_devices`` says where each fed value is.
 
-    ``optimizer`` says which passes of :mod:`minigraph.optimizer` run (None: all of them).
+    ``optimizer`` says which passes of :mod:`minigraph.optimizer` run (None: all of them);
+    ``places`` maps node names to where an executor will run them (a Dask worker), so that
+    no fused step spans two places.
     """
     fed = set(feeds)
     nodes = _prune(fetch_outputs, target_nodes, fed)
@@ -117,7 +120,7 @@ def build_plan(
             )
         )
     fetch_slots = tuple(slot[x] for x in fetch_outputs)
-    protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions())
+    protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions(), places)
     dims = {i: x.shape.dims for i, x in enumerate(feeds)}  # a feed is checked against these
     dims.update((o, spec.shape.dims) for p in protos for o, spec in zip(p.outputs, p.specs))
     steps = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)

@@ -348,3 +348,19 @@ def test_a_bias_the_kernel_refuses_fails_as_the_unfused_op_does():
         assert e.value.node_name == "biased"
     feed[b] = np.ones(3, np.float32)
     np.testing.assert_array_equal(mg.Session(g).run(y, feed), np.full((2, 3), 2, np.float32))
+
+
+def test_a_chain_never_spans_two_places_of_a_distributed_executor():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[3], name="x")
+        y = mg.exp(mg.sqrt(mg.negative(x, name="a"), name="b"), name="c")
+    places = {"a": "/job:worker/task:0", "b": "/job:worker/task:0", "c": "/job:worker/task:1"}
+    plan = build_plan([y], [], [x], parse_device(None), True, None, None, places)
+    assert [(s.op_type, s.node_name) for s in plan.steps] == [
+        ("_FusedElementwise", "b"),  # a and b, on task 0
+        ("Exp", "c"),
+    ]
+    assert [s.op_type for s in build_plan([y], [], [x], parse_device(None)).steps] == [
+        "_FusedElementwise"
+    ]

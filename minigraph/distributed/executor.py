@@ -26,7 +26,6 @@ from .. import config, errors
 from ..devices import DeviceSpec, parse_device
 from ..graph import Node, Output
 from ..graph_io import graph_from_dict, graph_to_dict
-from ..optimizer import OptimizerOptions
 from ..plan import Plan, Step
 from ..plan import build_plan as _local_build_plan
 from ..registry import lookup_op
@@ -233,10 +232,6 @@ class DaskExecutor:
             wanted[n["name"]] = (_pin(spec), spec)
             n["device"] = ""
         shadow = graph_from_dict(doc)
-        if any(pin is not None for pin, _ in wanted.values()):
-            # A fused chain is one step, run in one task: pinned nodes keep steps of their own.
-            chosen = options.get("optimizer") or OptimizerOptions()
-            options = {**options, "optimizer": replace(chosen, do_elementwise_fusion=False)}
         plan = _local_build_plan(
             [shadow.get_tensor_by_name(x.name) for x in fetch_outputs],
             [shadow.node(n.name) for n in target_nodes],
@@ -244,6 +239,7 @@ class DaskExecutor:
             DeviceSpec(),
             allow_soft_placement,
             None,
+            places={name: pin for name, (pin, _) in wanted.items()},  # fused chains: one task
             **options,
         )
         steps: list[Step] = []
