@@ -418,8 +418,8 @@ def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any]:
     elsewhere). Each rational approximation runs on the elements it is for only."""
     ax = xp.abs(x)
     small = ax < 1
-    erf_small = xp.zeros_like(x)
-    erfc_big = xp.zeros_like(x)
+    erf_small = xp.zeros(x.shape, x.dtype)  # C order: reshape(-1) below is a view of it
+    erfc_big = xp.zeros(x.shape, x.dtype)
     (where,) = xp.nonzero(small.reshape(-1))
     xs = xp.take(x.reshape(-1), where)
     z = xs * xs

@@ -423,6 +423,15 @@ def test_erf_is_accurate_to_a_few_ulp_in_float64():
     same(edges[1], a([0, 2, NAN, 0, 1], F64))
 
 
+def test_erf_of_a_transposed_input():
+    """A fed array that is not C-contiguous (here Fortran order) gives the same values."""
+    x = np.linspace(-4, 4, 12).reshape(3, 4)
+    want = np.array([[math.erf(v), math.erfc(v)] for v in x.reshape(-1)]).T.reshape(2, 3, 4)
+    for fed in (x, np.asfortranarray(x), x.T.copy().T):
+        got = run(lambda t: [mg.erf(t), mg.erfc(t)], fed)
+        np.testing.assert_allclose(got, want, rtol=4e-15, atol=0)
+
+
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_select_v2_and_clip_match_numpy(data):
