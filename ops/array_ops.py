@@ -433,6 +433,8 @@ def _cast_kernel(ctx: KernelContext, x: Any) -> Any:
     dst = ctx.attrs["DstT"].np
     if ctx.attrs["Truncate"]:
         x = _truncate_mantissa(ctx.xp, x, dst)
+    if x.dtype.kind == "c" and dst.kind != "c":
+        x = x.real  # as TensorFlow: the imaginary part is dropped, even for bool (1j: False)
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(dst)
 

@@ -2,6 +2,8 @@
 ops (IdentityN, StopGradient, PreventGradient, Snapshot, NoOp, Cast's Truncate), against
 TensorFlow's documented examples and NumPy references computed here."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -332,3 +334,15 @@ def test_cast_truncate_values_seen_on_tensorflow():
     got_c, got_i = mg.ClientSession(root).run([cc.y, ci.y])
     assert got_c.view(np.uint32).tolist() == [1051372202, 1051372202]
     same(got_i, np.array([1, -1], np.int32))
+
+
+def test_cast_of_complex_to_real_keeps_the_real_part_without_a_warning():
+    # TF 2.21: tf.cast([1+2j, -3.5-1j, 1j, 0], int32 / float64 / bool) gives
+    # [1, -3, 0, 0], [1, -3.5, 0, 0] and [True, True, False, False] (the bool of the real part).
+    x = np.array([1 + 2j, -3.5 - 1j, 1j, 0], np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = run(lambda p: [mg.cast(p, t) for t in (mg.int32, mg.float64, mg.bool)], x)
+    np.testing.assert_array_equal(got[0], np.array([1, -3, 0, 0], np.int32))
+    np.testing.assert_array_equal(got[1], [1, -3.5, 0, 0])
+    np.testing.assert_array_equal(got[2], [True, True, False, False])
