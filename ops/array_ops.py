@@ -421,7 +421,8 @@ CAST = define_op(
     outputs=["y: DstT"],
     attrs=["SrcT: type", "DstT: type", "Truncate: bool = False"],
     shape_fn=same_shape,
-    doc="Converts ``x`` to ``DstT`` (floats to ints truncate toward zero). With "
+    doc="Converts ``x`` to ``DstT`` (floats to ints truncate toward zero; complex to a real "
+    "type or bool keeps the real part, as TensorFlow). With "
     "``Truncate=True``, a float narrowed to a float with a shorter mantissa is rounded "
     "toward zero (the dropped mantissa bits are zeroed first), as TensorFlow does; "
     "otherwise it is rounded to nearest.",
