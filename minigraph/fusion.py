@@ -92,11 +92,11 @@ define_op(
 
 @register_kernel(FUSED_OP, "CPU", "GPU")
 def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
-    program = ctx.memo.get("program")
-    if program is None:
-        program = ctx.memo["program"] = _compile(ctx.attrs["members"], ctx.xp, len(inputs))
-        ctx.memo["calls"] = [(op.fn, op.a, op.b) for op in program]
-    calls = ctx.memo["calls"]
+    compiled = ctx.memo.get("program")
+    if compiled is None:  # one assignment: runs of a plan may share its steps across threads
+        program = _compile(ctx.attrs["members"], ctx.xp, len(inputs))
+        compiled = ctx.memo["program"] = (program, [(op.fn, op.a, op.b) for op in program])
+    program, calls = compiled
     shapes = ctx.memo.setdefault("shapes", {})  # input shapes -> result shape
     key = tuple(x.shape for x in inputs)
     shape = shapes.get(key, _UNKNOWN)
