@@ -364,3 +364,21 @@ def test_a_chain_never_spans_two_places_of_a_distributed_executor():
     assert [s.op_type for s in build_plan([y], [], [x], parse_device(None)).steps] == [
         "_FusedElementwise"
     ]
+
+
+def test_one_fused_plan_runs_from_many_threads_at_once():
+    """Runs share a plan's fused step (its compiled program and remembered shapes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, shape=[None], name="x")
+        y = mg.sqrt(x * 2.0 + 1.0) - 3.0
+    sess = mg.Session(g)
+
+    def check(n: int) -> bool:
+        v = np.arange(n, dtype=np.float64)
+        return np.array_equal(sess.run(y, {x: v}), np.sqrt(v * 2.0 + 1.0) - 3.0)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(check, [1 + i % 97 for i in range(400)]))
