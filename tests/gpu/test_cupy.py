@@ -117,3 +117,24 @@ def test_a_tensor_larger_than_the_gpu_is_refused_before_allocating(cupy):
     with pytest.raises(mg.errors.ResourceExhaustedError, match="huge") as e:
         mg.Session(g, device="/gpu:0").run(y)
     assert f"at most {cupy.cuda.Device(0).mem_info[1]} can be" in str(e.value)  # the GPU's
+
+
+def test_a_fused_chain_on_the_gpu_gives_the_unfused_bits(cupy):
+    """Elementwise fusion on CuPy: each op's kernel into one device buffer, in place."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 64], name="x")
+        b = mg.constant(np.linspace(-1, 1, 64, dtype=np.float32))
+        y = mg.nn.relu(mg.nn.bias_add(x * 2.0, b)) - mg.sigmoid(x)  # sigmoid: a second chain
+        z = mg.sqrt(mg.abs(y) + 1.0)
+    feed = np.random.default_rng(1).standard_normal((4096, 64)).astype(np.float32)
+    unfused = mg.ConfigProto(
+        graph_options=mg.GraphOptions(optimizer_options=mg.OptimizerOptions.off())
+    )
+    meta = mg.RunMetadata()
+    fused = mg.Session(g, device="/gpu:0").run(
+        z, {x: cupy.asarray(feed)}, options=mg.RunOptions(trace=True), run_metadata=meta
+    )
+    plain = mg.Session(g, device="/gpu:0", config=unfused).run(z, {x: feed})
+    assert any(t[1] == "_FusedElementwise" and t[2].startswith("GPU") for t in meta.step_timings)
+    assert fused.tobytes() == plain.tobytes()
