@@ -21,7 +21,7 @@ import numpy as np
 from . import config, errors
 from .devices import Device
 from .graph import group_inputs
-from .interop import Wave, default_threads, plan_waves, run_waves
+from .interop import Schedule, default_threads, plan_schedule, run_schedule
 from .kernel import KernelContext
 from .plan import Plan, Step
 from .registry import lookup_kernel
@@ -147,8 +147,10 @@ class LocalExecutor:
                 continue
             fast.append((_specialized(fn, ctx, step), args, outs, single, step.release))
             fast_steps.append(step)
-        waves = plan_waves(fast_steps, plan.fetch_slots) if self.inter_op_threads > 1 else None
-        return _Bound(bound, fast, fast_steps, template, waves)
+        schedule = (
+            plan_schedule(fast_steps, plan.fetch_slots) if self.inter_op_threads > 1 else None
+        )
+        return _Bound(bound, fast, fast_steps, template, schedule)
 
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
         # IEEE results are the answer, as in TensorFlow: NumPy's floating-point warnings
@@ -167,14 +169,15 @@ class LocalExecutor:
         values = bound.template.copy()
         for s, v in zip(plan.feed_slots, feed_values):
             values[s] = v
-        if bound.waves is not None:  # independent big steps at once (minigraph.interop)
+        schedule = bound.schedule
+        if schedule is not None and schedule.worth_it(feed_values):  # see minigraph.interop
 
             def fail(k: int, e: Exception) -> NoReturn:
                 if isinstance(e, errors.OpError):
                     raise e
                 raise _wrap(bound.fast_steps[k], e) from e
 
-            run_waves(bound.waves, bound.fast, values, self.inter_op_threads, fail)
+            run_schedule(schedule, bound.fast, values, self.inter_op_threads, fail)
             return [values[s] for s in plan.fetch_slots]
         k = 0
         try:
@@ -200,7 +203,7 @@ class _Bound(NamedTuple):
     fast: list[tuple[Any, ...]]
     fast_steps: list[Step]
     template: list[Any]
-    waves: list[Wave] | None  # when some steps run at once (minigraph.interop)
+    schedule: Schedule | None  # when some steps may run at once (minigraph.interop)
 
 
 def _run_checked(

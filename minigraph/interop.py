@@ -1,16 +1,18 @@
-"""Independent steps at once: a plan's steps in dependency waves, big CPU steps on threads.
+"""Independent steps at once: big CPU steps on an inter-op pool, as soon as their inputs are.
 
-A step's wave is one more than the latest wave among the steps that make its inputs, so
-the steps of one wave never read each other's outputs. Where a wave holds two or more big
-CPU steps (outputs known to take at least ``BIG_STEP_BYTES``), they run on the inter-op
-pool while the wave's other steps run in the calling thread; every other plan keeps the
-executor's plain loop, which costs nothing extra. NumPy releases the GIL in its loops, so
-two big independent steps (the two partitions of a partition-and-stitch graph) use two
-cores.
+A CPU step may be big when its outputs are known to take at least ``BIG_STEP_BYTES`` or
+their size is unknown until it runs (DynamicPartition, a placeholder's batch dim). A plan
+with two such candidates that do not depend on each other is scheduled dynamically: each
+step starts once the steps that make its inputs are done; a candidate with that much work
+(its known output bytes, else its inputs' bytes, as this run feeds them) goes to the pool,
+every other step runs in the calling thread, which waits on the pool only when nothing
+else is ready. Every other plan keeps the executor's plain loop, which costs nothing extra,
+and so does a run whose steps are all of unknown size and whose feeds are small.
+NumPy releases the GIL in its loops, so two big independent steps (the two partitions of a
+partition-and-stitch graph) use two cores.
 
-A value is released after the last wave that reads it (not after its last reader in plan
-order, which may run in an earlier wave). Forwarding stays sound: a step may overwrite only
-a buffer that no other step reads (see minigraph.plan).
+A value is released once every step that reads it is done. Forwarding stays sound: a step
+may overwrite only a buffer that no other step reads (see minigraph.plan).
 """
 
 from __future__ import annotations
@@ -18,23 +20,35 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple, NoReturn
 
 from .plan import Step
 
-__all__ = ["BIG_STEP_BYTES", "Wave", "plan_waves", "run_waves", "default_threads"]
+__all__ = ["BIG_STEP_BYTES", "Schedule", "plan_schedule", "run_schedule", "default_threads"]
 
-# A step whose outputs take less than this runs in the calling thread: handing it to a
-# thread costs more (tens of µs) than it could save.
+# A step whose work is less than this runs in the calling thread: handing it to a thread
+# costs more (tens of µs) than it could save.
 BIG_STEP_BYTES = 1 << 20
 
 
-class Wave(NamedTuple):
-    inline: tuple[int, ...]  # indices of fast steps run in the calling thread
-    threaded: tuple[int, ...]  # indices of fast steps run on the inter-op pool
-    release: tuple[int, ...]  # value slots no later wave reads
+class Schedule(NamedTuple):
+    """The dependencies among a plan's fast steps (indices into the executor's list)."""
+
+    producers: tuple[int, ...]  # how many steps make each step's inputs
+    consumers: tuple[tuple[int, ...], ...]  # the steps that read each step's outputs
+    reads: tuple[tuple[int, ...], ...]  # the value slots each step reads (each once)
+    readers: dict[int, int]  # value slot -> how many steps read it (fetched slots: none)
+    known_bytes: dict[int, int]  # candidate step -> its known output bytes (0: unknown)
+
+    def worth_it(self, feed_values: Sequence[Any]) -> bool:
+        """Whether this run may have two big steps: some step is known to be big, or the
+        feeds are (else the scheduler's cost, about 1 µs a step, buys nothing)."""
+        if any(self.known_bytes.values()):
+            return True
+        return sum(getattr(v, "nbytes", 0) for v in feed_values) >= BIG_STEP_BYTES
 
 
 def default_threads() -> int:
@@ -42,12 +56,12 @@ def default_threads() -> int:
     return min(4, os.cpu_count() or 1)
 
 
-def _output_bytes(step: Step) -> int:
-    """The bytes a step's outputs are known to take (0 when any dim is unknown)."""
+def _output_bytes(step: Step) -> int | None:
+    """The bytes a step's outputs are known to take (None when any dim is unknown)."""
     total = 0
     for dims, dtype in step.output_specs:
         if dims is None or None in dims:
-            return 0
+            return None
         n = 1
         for d in dims:
             n *= d  # type: ignore[operator]
@@ -73,39 +87,46 @@ _ITEMSIZE = {
 }
 
 
-def plan_waves(steps: Sequence[Step], fetch_slots: Sequence[int]) -> list[Wave] | None:
-    """The waves of ``steps`` (the executor's fast steps, in plan order), or None when no
-    wave has two big CPU steps to run at once."""
-    made_in: dict[int, int] = {}  # slot -> the wave of the step that writes it
-    levels = []
-    for step in steps:
-        level = 1 + max((made_in.get(s, -1) for s in step.inputs), default=-1)
-        levels.append(level)
+def plan_schedule(steps: Sequence[Step], fetch_slots: Sequence[int]) -> Schedule | None:
+    """The schedule of ``steps`` (the executor's fast steps, in plan order), or None when no
+    two CPU steps that may be big are independent of each other."""
+    maker: dict[int, int] = {}  # value slot -> the step that writes it
+    for k, step in enumerate(steps):
         for o in step.outputs:
-            made_in[o] = level
-    n_waves = max(levels, default=-1) + 1
-    big: list[list[int]] = [[] for _ in range(n_waves)]
-    small: list[list[int]] = [[] for _ in range(n_waves)]
-    for k, (step, level) in enumerate(zip(steps, levels)):
-        is_big = step.device.startswith("CPU") and _output_bytes(step) >= BIG_STEP_BYTES
-        (big if is_big else small)[level].append(k)
-    if not any(len(b) >= 2 for b in big):
+            maker[o] = k
+    known: dict[int, int] = {}
+    for k, step in enumerate(steps):
+        nbytes = _output_bytes(step)
+        if step.device.startswith("CPU") and (nbytes is None or nbytes >= BIG_STEP_BYTES):
+            known[k] = nbytes or 0
+    if len(known) < 2:
         return None
-    last_read: dict[int, int] = {}
-    for step, level in zip(steps, levels):
-        for s in step.inputs:
-            last_read[s] = max(last_read.get(s, -1), level)
+    made_by = [sorted({maker[s] for s in step.inputs if s in maker}) for step in steps]
+    ancestors = [0] * len(steps)  # a bit per step
+    for k, made in enumerate(made_by):
+        for p in made:
+            ancestors[k] |= ancestors[p] | (1 << p)
+    cands = sorted(known)
+    if not any(not (ancestors[b] >> a) & 1 for i, a in enumerate(cands) for b in cands[i + 1 :]):
+        return None  # every candidate depends on the ones before it: nothing to overlap
+    consumers: list[list[int]] = [[] for _ in steps]
+    for k, made in enumerate(made_by):
+        for p in made:
+            consumers[p].append(k)
+    reads = [tuple(dict.fromkeys(step.inputs)) for step in steps]
     kept = set(fetch_slots)
-    releases: list[list[int]] = [[] for _ in range(n_waves)]
-    for s, level in last_read.items():
-        if s not in kept:
-            releases[level].append(s)
-    waves = []
-    for level in range(n_waves):
-        threaded = big[level] if len(big[level]) >= 2 else []
-        inline = sorted(small[level] + (big[level] if not threaded else []))
-        waves.append(Wave(tuple(inline), tuple(threaded), tuple(sorted(releases[level]))))
-    return waves
+    readers: dict[int, int] = {}
+    for r in reads:
+        for s in r:
+            if s not in kept:
+                readers[s] = readers.get(s, 0) + 1
+    return Schedule(
+        tuple(len(m) for m in made_by),
+        tuple(tuple(c) for c in consumers),
+        tuple(reads),
+        readers,
+        known,
+    )
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -122,41 +143,63 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         return pool
 
 
-def run_waves(
-    waves: Sequence[Wave],
+def run_schedule(
+    schedule: Schedule,
     fast: Sequence[tuple[Any, ...]],
     values: list[Any],
     threads: int,
     on_error: Callable[[int, Exception], NoReturn],
 ) -> None:
-    """Run the fast steps ``(call, args, outs, single, release)`` wave by wave into
-    ``values``; ``on_error(step index, exception)`` raises what a kernel's exception becomes."""
+    """Run the fast steps ``(call, args, outs, single, release)`` into ``values`` as their
+    inputs become ready; ``on_error(step index, exception)`` raises what a kernel's
+    exception becomes, once the steps already on the pool are done."""
     pool = _pool(threads)
-    for wave in waves:
-        # Each step runs in a copy of this thread's context: NumPy's error state goes along.
-        futures = [
-            (k, pool.submit(contextvars.copy_context().run, fast[k][0], *fast[k][1](values)))
-            for k in wave.threaded
-        ]
-        try:
-            for k in wave.inline:
-                _store(values, fast[k], _call(fast[k], values, k, on_error))
-        finally:
-            for k, future in futures:
-                try:
-                    result = future.result()
-                except Exception as e:  # noqa: BLE001 - the executor names the step
-                    on_error(k, e)
-                _store(values, fast[k], result)
-        for r in wave.release:
-            values[r] = None
+    waiting = list(schedule.producers)
+    readers = dict(schedule.readers)
+    ready = deque(k for k, n in enumerate(waiting) if n == 0)
+    running: dict[Future, int] = {}
 
+    def done(k: int, result: Any) -> None:
+        _store(values, fast[k], result)
+        for s in schedule.reads[k]:
+            left = readers.get(s)
+            if left is not None:
+                readers[s] = left - 1
+                if left == 1:
+                    values[s] = None
+        for c in schedule.consumers[k]:
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                ready.append(c)
 
-def _call(entry: tuple[Any, ...], values: list[Any], k: int, on_error: Callable) -> Any:
     try:
-        return entry[0](*entry[1](values))
-    except Exception as e:  # noqa: BLE001 - the executor names the step
-        on_error(k, e)
+        while ready or running:
+            if not ready:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    k = running.pop(future)
+                    try:
+                        result = future.result()
+                    except Exception as e:  # noqa: BLE001 - the executor names the step
+                        on_error(k, e)
+                    done(k, result)
+                continue
+            k = ready.popleft()
+            call, args = fast[k][0], fast[k][1](values)
+            known = schedule.known_bytes.get(k)
+            if known is not None and len(running) < threads:
+                work = known or sum(getattr(v, "nbytes", 0) for v in args)
+                if work >= BIG_STEP_BYTES:
+                    # Run in a copy of this thread's context: NumPy's error state goes along.
+                    running[pool.submit(contextvars.copy_context().run, call, *args)] = k
+                    continue
+            try:
+                result = call(*args)
+            except Exception as e:  # noqa: BLE001 - the executor names the step
+                on_error(k, e)
+            done(k, result)
+    finally:
+        wait(running)  # a failed run leaves no step of its own running
 
 
 def _store(values: list[Any], entry: tuple[Any, ...], result: Any) -> None:

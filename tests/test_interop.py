@@ -1,5 +1,7 @@
 """Independent big steps at once (minigraph.interop): same results as one at a time, steps
-really overlap, values are released only after their last reader's wave."""
+really overlap (also at different depths, and when sizes are known only when the run
+feeds them), small ones stay in the calling thread, values are released only after their
+last reader."""
 
 import threading
 
@@ -9,7 +11,7 @@ import pytest
 import minigraph as mg
 from minigraph import errors
 from minigraph.devices import parse_device
-from minigraph.interop import plan_waves
+from minigraph.interop import plan_schedule
 from minigraph.plan import build_plan
 from minigraph.registry import define_op, register_kernel
 from minigraph.wrappers import apply_op
@@ -23,7 +25,7 @@ def one_at_a_time():
 
 @pytest.fixture(autouse=True)
 def _fast_loop():
-    """The threaded waves are the executor's fast loop: kernel output checks (on in the
+    """The scheduled run is the executor's fast loop: kernel output checks (on in the
     rest of the suite) use the one-step-at-a-time loop."""
     mg.config.set_check_outputs(False)
     yield
@@ -82,25 +84,25 @@ def test_small_graphs_keep_the_plain_loop():
         x = mg.placeholder(mg.float32, shape=[4], name="x")
         y = (x * 2.0) + (x * 3.0)
     plan = build_plan([y], [], [x], parse_device(None))
-    assert plan_waves(plan.steps, plan.fetch_slots) is None
+    assert plan_schedule(plan.steps, plan.fetch_slots) is None
 
 
-def test_a_value_lives_until_its_last_wave_not_its_last_reader_in_plan_order():
+def test_a_value_lives_until_its_last_reader_is_done():
     rng = np.random.default_rng(0)
     a = rng.standard_normal(BIG).astype(np.float32)
     g = mg.Graph()
     with g.as_default():
         x = mg.placeholder(mg.float32, shape=[BIG], name="x")
-        s = x * 2.0  # wave 0
-        chain = s + 1.0  # waves 1..3
+        s = x * 2.0
+        chain = mg.round(s + 1.0)  # three steps (Round ends a fused chain)
         chain = chain * 3.0
         chain = chain - 0.5
-        late = chain + s  # reads s in wave 4, earlier in plan order than `early`
-        early = s * 5.0  # reads s in wave 1, last in plan order
-        wide = s * 7.0  # another big step of wave 1
+        late = chain + s  # reads s late, earlier in plan order than `early`
+        early = s * 5.0  # reads s early, last in plan order
+        wide = s * 7.0  # another big step beside them
         y = late + early + wide
     plan = build_plan([y], [], [x], parse_device(None))
-    assert plan_waves(plan.steps, plan.fetch_slots) is not None
+    assert plan_schedule(plan.steps, plan.fetch_slots) is not None
     got = mg.Session(g).run(y, {x: a})
     want = mg.Session(g, config=one_at_a_time()).run(y, {x: a})
     np.testing.assert_array_equal(got, want)
@@ -135,3 +137,54 @@ def test_an_error_in_a_threaded_step_names_its_node():
     with pytest.raises(errors.InvalidArgumentError, match=r"indices\[5\]") as e:
         mg.Session(g).run(y, {x: np.ones(BIG, np.float32), i: idx})
     assert e.value.node_name in ("bad_gather", "good_gather")
+
+
+_threads: list = []
+
+
+def _where_kernel(ctx, x):
+    """Notes the thread it runs on."""
+    _threads.append(threading.current_thread().name)
+    return x + 1.0
+
+
+define_op(
+    "_TestWhere",
+    inputs=["x: T"],
+    outputs=["y: T"],
+    attrs=["T: type"],
+    shape_fn=lambda c, x: x.shape,
+)
+register_kernel("_TestWhere", "CPU")(_where_kernel)
+
+
+def _unknown_sizes_at_different_depths(op):
+    """Two independent steps of ``op`` on inputs of unknown size, one behind a longer chain."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None], name="x")
+        deep = mg.round(mg.round(x))  # two steps (Round is fused only with itself)
+        a = apply_op(op, None, [x], {}).output(0)
+        b = apply_op(op, None, [mg.cast(deep, mg.float32)], {}).output(0)
+        y = a + b
+    return g, x, y
+
+
+def test_big_steps_at_different_depths_and_sizes_known_at_run_time_overlap():
+    g, x, y = _unknown_sizes_at_different_depths("_TestMeet")
+    _meeting["barrier"] = threading.Barrier(2, timeout=20)
+    v = np.ones(BIG, np.float32)
+    np.testing.assert_array_equal(mg.Session(g).run(y, {x: v}), np.full(BIG, 4.0, np.float32))
+
+
+def test_steps_fed_small_inputs_stay_in_the_calling_thread():
+    g, x, y = _unknown_sizes_at_different_depths("_TestWhere")
+    plan = build_plan([y], [], [x], parse_device(None))
+    assert plan_schedule(plan.steps, plan.fetch_slots) is not None  # sizes unknown: maybe
+    _threads.clear()
+    out = mg.Session(g).run(y, {x: np.ones(1000, np.float32)})
+    np.testing.assert_array_equal(out, np.full(1000, 4.0, np.float32))
+    assert _threads == [threading.current_thread().name] * 2
+    _threads.clear()
+    mg.Session(g).run(y, {x: np.ones(BIG, np.float32)})
+    assert len(_threads) == 2 and all(t.startswith("minigraph-interop") for t in _threads)
