@@ -5,20 +5,20 @@ builder. Both kernels move whole rows (the dims after the index dims) and view a
 row of 1, 2, 4 or 8 bytes as one unsigned word, since NumPy's 1-D gathers and
 scatters are several times faster than its row-wise ones (DynamicStitch moves
 other rows as one opaque item each, for the same reason). Index arrays are cast
-to intp once: NumPy indexes with int32 arrays 2-3x slower (it converts them in
-small buffers). Duplicates in DynamicStitch are resolved explicitly (the later
-(m, i) wins), since NumPy and CuPy leave the winner of a repeated-index
-assignment undefined.
+to intp before indexing (a cache-sized chunk at a time while no index repeats):
+NumPy indexes with int32 arrays 2-3x slower (it converts them in small buffers).
+Duplicates in DynamicStitch are resolved explicitly (the later (m, i) wins), since
+NumPy and CuPy leave the winner of a repeated-index assignment undefined.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from itertools import chain
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import numpy as np
 
+from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import check_in_range, host_array
@@ -219,10 +219,30 @@ def _stitch_check_shapes(ctx: KernelContext, indices: list[Any], data: list[Any]
             )
 
 
-def _stitch_distinct(flat: np.ndarray, first_dim: int) -> int:
+# Indices are cast to intp this many at a time (NumPy indexes with intp 2-3x faster than
+# with int32), into one buffer that stays in cache: a cast copy of every index at once
+# would be 8 bytes an index of fresh memory. The seed composition's stitch (16M float32
+# from 8 lists): 74 ms against 93 with one cast of all indices (min of 7, 2026-12-03).
+_STITCH_CHUNK = 1 << 16
+
+
+def _intp_chunks(i: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, flat[start : start + _STITCH_CHUNK] as intp)`` over ``i`` flattened, each
+    in the same buffer (use one before asking for the next)."""
+    flat = i.reshape(-1)
+    buf = np.empty(min(_STITCH_CHUNK, flat.size), np.intp)
+    for start in range(0, flat.size, _STITCH_CHUNK):
+        part = buf[: min(_STITCH_CHUNK, flat.size - start)]
+        part[...] = flat[start : start + part.size]
+        yield start, part
+
+
+def _stitch_distinct(indices: list[np.ndarray], first_dim: int) -> int:
     """How many distinct indices there are: one boolean scatter, cheaper than sorting."""
     seen = np.zeros(first_dim, np.bool_)
-    seen[flat] = True
+    for i in indices:
+        for _, part in _intp_chunks(i):
+            seen[part] = True
     return int(np.count_nonzero(seen))
 
 
@@ -249,35 +269,95 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     row = _prod(extra)
     if first_dim == 0 or row == 0:
         return ctx.allocate((first_dim, *extra), dtype, fill=0)
-    # As intp (NumPy indexes with intp 2-3x faster), all lists in one buffer: one cast
-    # instead of N, and the concatenation duplicates need.
-    flat = np.concatenate([i.reshape(-1) for i in host], dtype=np.intp)
-    ends = np.cumsum([i.size for i in host]).tolist()
-    idx = [flat[end - i.size : end] for i, end in zip(host, ends)]
-    rows = [_rows(xp, d, i.size, row) for i, d in zip(idx, data)]
+    rows = [_rows(xp, d, i.size, row) for i, d in zip(host, data)]
     if xp is not np:
+        idx = [i.reshape(-1).astype(np.intp) for i in host]
         return _unrows(_stitch_on_device(ctx, idx, rows, first_dim), dtype, extra)
-    total = flat.size
-    distinct = _stitch_distinct(flat, first_dim)
-    # Rows that no index names stay zero; zeroed memory costs no more than empty memory.
-    fill = 0 if distinct < first_dim else None
-    out = ctx.allocate((first_dim, *rows[0].shape[1:]), rows[0].dtype, fill=fill)
+    sizes = [i.size for i in host]
     # Each list straight into the output: about 2x faster than an inverse map, then
     # a concatenation of the data and one gather. Where an index repeats, only the
-    # (m, i) that wins it is written, so every output row is written once.
-    wins = None if distinct == total else occurrences(np, flat, first_dim, last=True)
+    # (m, i) that wins it is written, so every output row is written once. Rows that
+    # no index names stay zero; zeroed memory costs no more than empty memory.
+    if sum(sizes) <= first_dim and _stitch_distinct(host, first_dim) == sum(sizes):
+        fill = 0 if sum(sizes) < first_dim else None
+        out = ctx.allocate((first_dim, *rows[0].shape[1:]), rows[0].dtype, fill=fill)
+
+        def put_all(m: int) -> None:  # list m's rows; no two lists write the same row
+            for start, part in _intp_chunks(host[m]):
+                _stitch_put(out, part, rows[m][start : start + part.size])
+
+        ctx.parallel_map(put_all, range(len(host)), out.nbytes)
+        return _unrows(out, dtype, extra)
+    # Some index repeats (more indices than rows say so without a look: 8 lists of 4M
+    # rows of 64 bytes with repeats, 196 ms against 228 with a look). Each index has one
+    # winner: found, and its row written, chunk by chunk where positions fit 32 bits.
+    out = ctx.allocate((first_dim, *rows[0].shape[1:]), rows[0].dtype, fill=0)
+    if sum(sizes) >= 2**32 or not _stitch_winners_in_chunks(ctx, out, host, rows):
+        _stitch_winners(ctx, out, host, rows)
+    return _unrows(out, dtype, extra)
+
+
+def _stitch_winners_in_chunks(
+    ctx: KernelContext, out: np.ndarray, host: list[np.ndarray], rows: list[np.ndarray]
+) -> bool:
+    """Writes each index's last (m, i) row into ``out``, a chunk of indices at a time.
+
+    A table over the output rows takes every position in (m, i) order; NumPy writes in
+    order, so each named row's entry is its last position, and a row is written by the
+    (m, i) whose position it holds. No two lists write the same row, so they go on both
+    cores. False, with some rows written, if NumPy's writes were out of order after all.
+    No index array of all lists, no array of every position: 8 lists of 4M rows of 64
+    bytes with repeats take 141-168 ms against 165-205 (min of 9, 2026-12-03).
+    """
+    table = np.empty(out.shape[0], np.uint32)  # only the rows that an index names are read
+    offsets = [0, *np.cumsum([i.size for i in host]).tolist()]
+
+    def positions(m: int, start: int, size: int) -> np.ndarray:
+        first = offsets[m] + start
+        return np.arange(first, first + size, dtype=np.uint32)
+
+    for m, i in enumerate(host):  # in order: the later position lands last
+        for start, part in _intp_chunks(i):
+            table[part] = positions(m, start, part.size)
+    in_order = [True]
+
+    def put(m: int) -> None:  # list m's winning rows
+        for start, part in _intp_chunks(host[m]):
+            pos = positions(m, start, part.size)
+            named = table[part]
+            if (named < pos).any():
+                in_order[0] = False
+            keep = np.flatnonzero(named == pos)
+            if keep.size == part.size:
+                _stitch_put(out, part, rows[m][start : start + part.size])
+            elif keep.size:
+                _stitch_put(out, part[keep], rows[m][start + keep])
+
+    ctx.parallel_map(put, range(len(host)), out.nbytes)
+    return in_order[0]
+
+
+def _stitch_winners(
+    ctx: KernelContext, out: np.ndarray, host: list[np.ndarray], rows: list[np.ndarray]
+) -> None:
+    """Writes each index's last (m, i) row into ``out``, from :func:`occurrences` over all
+    indices at once (as intp, in one buffer: one cast instead of N)."""
+    flat = np.concatenate([i.reshape(-1) for i in host], dtype=np.intp)
+    sizes = [i.size for i in host]
+    ends = np.cumsum(sizes).tolist()
+    wins = occurrences(np, flat, out.shape[0], last=True)
 
     def put(m: int) -> None:  # list m's winning rows; no two lists write the same row
-        i, r, end = idx[m], rows[m], ends[m]
+        end, size = ends[m], sizes[m]
+        i, r = flat[end - size : end], rows[m]
         if wins is not None:
-            keep = np.flatnonzero(wins[end - i.size : end])
-            if keep.size < i.size:
+            keep = np.flatnonzero(wins[end - size : end])
+            if keep.size < size:
                 i, r = i[keep], r[keep]
         if i.size:
             _stitch_put(out, i, r)
 
-    ctx.parallel_map(put, range(len(idx)), out.nbytes)
-    return _unrows(out, dtype, extra)
+    ctx.parallel_map(put, range(len(host)), out.nbytes)
 
 
 def _stitch_on_device(ctx: KernelContext, idx: list[np.ndarray], rows: list[Any], n: int) -> Any:
@@ -388,17 +468,20 @@ Example:
 # compress per partition, block by block; into more, through the blocked counting sort.
 # Wider rows: a mask and a compress per partition over all rows, up to the second number;
 # beyond it, one sort. Measured on 2026-12-02 (2 cores, ms):
-#   16M float32 into 2 / 4 / 6 / 8 / 12 / 16 parts: masks by blocks 28 / 36 / 44 / 53 /
-#   145 / 152, blocked sort 103 / 93 / 90 / 93 / 98 / 100;
-#   4M rows of 64 bytes: masks 38 / 55 / 57 / 61 / 80 / 87, one sort 103 / 132 / 142 /
-#   141 / 155 / 128 (masks by blocks are slower there: 57 / 68 / 87 / 121 / 108 / 124).
-_MASKED_WORD_PARTITIONS = 8
+#   4M rows of 64 bytes: masks 38 / 55 / 57 / 61 / 80 / 87 into 2 / 4 / 6 / 8 / 12 / 16
+#   parts, one sort 103 / 132 / 142 / 141 / 155 / 128 (masks by blocks are slower there:
+#   57 / 68 / 87 / 121 / 108 / 124);
+# and on 2026-12-03 (min of 5, interleaved), 16M float32 into 3 / 4 / 6 / 8 parts: masks
+#   by blocks 61 / 68 / 85 / 102, blocked sort (32K rows a block) 78 / 75 / 77 / 80.
+_MASKED_WORD_PARTITIONS = 5
 _MASKED_PARTITIONS = 16
-# Both blocked methods work on blocks of about this many bytes of data (they stay in
-# cache); the counting sort uses at most this many (block, partition) segments, so that
-# splitting and concatenating them stays cheap.
+# The masks work on blocks of about this many bytes of data (they stay in cache).
 _PARTITION_BLOCK_BYTES = 1 << 20
-_PARTITION_SEGMENTS = 1 << 12
+# The counting sort sorts blocks of this many rows: NumPy's radix argsort of 8-bit keys
+# costs about 3 ns a row on blocks of 8-64K rows, 11 ns on blocks of 256K. It makes at
+# most _PARTITION_SEGMENTS (block, partition) segments, so that gathering them stays cheap.
+_PARTITION_SORT_ROWS = 1 << 15
+_PARTITION_SEGMENTS = 1 << 15
 
 
 def _key_dtype(xp: Any, top: int) -> Any:
@@ -445,43 +528,75 @@ def _partition_masked_blocks(
     )
 
 
-def _partition_blocked(rows: np.ndarray, ids: np.ndarray, num_partitions: int) -> list[Any]:
+def _partition_blocked(
+    ctx: KernelContext, rows: np.ndarray, ids: np.ndarray, num_partitions: int
+) -> list[Any]:
     """The counting sort of :func:`_partition_sorted`, block by block (NumPy only).
 
-    One sort over all rows scatters to, then gathers from, every partition's stretch
-    of a large array at once, which misses the cache: 16M float32 into 16 parts takes
-    270 ms, against 120 ms this way. Each block of rows is sorted by partition id on
-    its own (one 2-D radix argsort) and gathered in that order, leaving the block's
-    rows grouped into one segment per partition; partition k is then the concatenation
-    of segment k of every block, in block order, so the split stays stable.
+    One sort over all rows misses the cache and NumPy's radix argsort slows down 3-4x
+    per row past about 64K rows. Each block of _PARTITION_SORT_ROWS rows is sorted by
+    partition id on its own (8- or 16-bit keys, a radix argsort) and gathered in that
+    order into one scratch buffer, leaving it grouped into one segment per partition;
+    partition k is then the concatenation of segment k of every block, in block order
+    (so the split stays stable), written into one output buffer. Blocks, then
+    partitions, are split over both cores. 16M float32 (min of 7, 2026-12-03): into
+    16 parts 95 ms against 147 for one 2-D argsort of 1 MB blocks and a gather (122
+    against 146 on one thread); into 8, 75 against 96 for masks by blocks (117
+    against 205 on one thread).
     """
     size = ids.size
-    blocks = -(-rows.nbytes // _PARTITION_BLOCK_BYTES)
-    blocks = min(blocks, _PARTITION_SEGMENTS // num_partitions)
+    blocks = min(-(-size // _PARTITION_SORT_ROWS), _PARTITION_SEGMENTS // num_partitions)
     if blocks < 2:
         return _partition_sorted(np, rows, ids, num_partitions)
     block = -(-size // blocks)
-    # The last block is padded with the key num_partitions, which sorts after every id.
-    keys = np.full(blocks * block, num_partitions, _key_dtype(np, num_partitions))
-    keys[:size] = ids
-    keys = keys.reshape(blocks, block)
-    order = np.argsort(keys, axis=1, kind="stable")
-    order += np.arange(0, blocks * block, block)[:, None]  # positions in the whole array
-    order = order.reshape(-1)
-    grouped = np.take(rows, order[:size], axis=0)  # the padding sorts last
-    # Where each segment begins: (block, key) ranks ascend along ``order``, so a binary
-    # search finds them (16-bit ranks, as there are at most _PARTITION_SEGMENTS + blocks).
-    base = np.arange(0, blocks * (num_partitions + 1), num_partitions + 1, dtype=np.uint16)
-    rank = keys + base[:, None]
-    firsts = base[:, None] + np.arange(num_partitions + 1, dtype=np.uint16)
-    begins = np.searchsorted(rank.reshape(-1), firsts, sorter=order)
-    del keys, order, rank  # 11-12 bytes a row, freed before the concatenation allocates
-    segments = np.split(grouped, begins[:, 1:].reshape(-1)[:-1].tolist())
-    by_partition = chain.from_iterable(segments[k::num_partitions] for k in range(num_partitions))
-    # One buffer for all partitions: 16 new arrays of 4 MB cost 3x one of 64 MB here.
-    grouped = np.concatenate(list(by_partition))
-    counts = np.diff(begins, axis=1).sum(axis=0)
-    return np.split(grouped, np.cumsum(counts)[:-1].tolist())
+    blocks = -(-size // block)
+    key = _key_dtype(np, num_partitions - 1)  # 8 or 16 bits: at most 2**14 partitions here
+    probe = np.arange(num_partitions, dtype=key)
+    # Where segment (b, k) begins in the scratch buffer; it ends where (b, k + 1) begins.
+    begins = np.empty((blocks, num_partitions + 1), np.intp)
+    begins[:, num_partitions] = np.minimum(np.arange(1, blocks + 1) * block, size)
+    scratch = _buffer_like(ctx, rows)
+
+    def sort_blocks(part: slice) -> None:
+        for b in range(part.start, part.stop):
+            start = b * block
+            keys = ids[start : start + block].astype(key)
+            order = np.argsort(keys, kind="stable")
+            # "clip" (the order is in range): with an ``out``, "raise" gathers into a copy.
+            np.take(
+                rows[start : start + block],
+                order,
+                out=scratch[start : start + keys.size],
+                mode="clip",
+            )
+            begins[b, :num_partitions] = np.searchsorted(keys, probe, sorter=order)
+            begins[b, :num_partitions] += start
+
+    ctx.parallel_slices(sort_blocks, blocks, rows.nbytes)
+    firsts, lasts = begins[:, :-1].T.tolist(), begins[:, 1:].T.tolist()
+    counts = (begins[:, 1:] - begins[:, :-1]).sum(axis=0)
+    bounds = [0, *np.cumsum(counts).tolist()]
+    out = _buffer_like(ctx, rows)  # every partition, one after another
+
+    def gather(k: int) -> None:
+        segments = [scratch[a:z] for a, z in zip(firsts[k], lasts[k])]
+        np.concatenate(segments, out=out[bounds[k] : bounds[k + 1]])
+
+    ctx.parallel_map(gather, range(num_partitions), rows.nbytes)
+    return np.split(out, bounds[1:-1])
+
+
+def _buffer_like(ctx: KernelContext, rows: np.ndarray) -> np.ndarray:
+    """A new buffer of the input's size: no size to check (the input holds as much; each
+    partition may be under a Session's cap that the input is over), but no bare
+    MemoryError either."""
+    try:
+        return np.empty_like(rows)
+    except MemoryError as e:
+        ctx.fail(
+            f"OOM when allocating a buffer of {rows.nbytes} bytes ({e or 'MemoryError'})",
+            errors.ResourceExhaustedError,
+        )
 
 
 @register_kernel("DynamicPartition", "CPU", "GPU")
@@ -506,7 +621,7 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
         if n <= _MASKED_WORD_PARTITIONS:
             parts = _partition_masked_blocks(ctx, rows, ids, n)
         else:
-            parts = _partition_blocked(rows, ids, n)
+            parts = _partition_blocked(ctx, rows, ids, n)
     elif n <= _MASKED_PARTITIONS:
         # One boolean mask and one compress pass per partition, no sort.
         parts = ctx.parallel_map(

@@ -323,6 +323,51 @@ def test_stitch_rows_that_are_not_words(stitch, row, kind):
     assert_same(run_lists(stitch, indices, data), stitch_reference(indices, data))
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 16])
+@pytest.mark.parametrize("kind", ["permutation", "gaps", "duplicates"])
+@pytest.mark.parametrize("row", [(), (3,)], ids=["word", "12B"])
+def test_stitch_index_chunks(monkeypatch, chunk, kind, row):
+    # Indices are cast to intp a chunk at a time: chunk boundaries inside a list, lists
+    # shorter than a chunk, an empty list, and 2-D indices.
+    monkeypatch.setattr(data_flow_ops, "_STITCH_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    n = 300
+    positions = rng.permutation(n if kind != "gaps" else 2 * n)[:n].astype(np.int32)
+    if kind == "duplicates":
+        positions[::5] = positions[-1]
+    indices = [positions[:100].reshape(10, 10), positions[100:100], positions[100:]]
+    data = [rng.random((*i.shape, *row)).astype(np.float32) for i in indices]
+    assert_same(run_lists(mg.dynamic_stitch, indices, data), stitch_reference(indices, data))
+
+
+@pytest.mark.parametrize("stitch", STITCHES, ids=STITCH_IDS)
+def test_stitch_more_indices_than_rows_with_gaps(stitch):
+    # More indices than rows: repeats without a look, yet rows 1 and 2 are never named.
+    indices = [np.zeros(4, np.int32), np.array([3, 0], np.int32)]
+    data = [np.arange(1, 5, dtype=np.float32), np.array([7, 8], np.float32)]
+    assert_same(run_lists(stitch, indices, data), np.array([8, 0, 0, 7], np.float32))
+
+
+@pytest.mark.parametrize("row", [(), (3,)], ids=["word", "12B"])
+def test_stitch_repeats_when_writes_are_found_out_of_order(monkeypatch, row):
+    # Had NumPy written a table out of order, the chunked winners report it after writing
+    # some rows (here: every first occurrence, the wrong ones); the winners over all
+    # indices at once then write every named row again.
+    def out_of_order(ctx, out, host, rows):
+        for i, r in zip(host, rows):
+            flat = i.reshape(-1)
+            _, first = np.unique(flat, return_index=True)
+            out[flat[first]] = r[first]
+        return False
+
+    monkeypatch.setattr(data_flow_ops, "_stitch_winners_in_chunks", out_of_order)
+    rng = np.random.default_rng(2)
+    indices = [rng.integers(0, 40, size=n).astype(np.int32) for n in (60, 0, 50)]
+    data = [rng.random((len(i), *row)).astype(np.float32) for i in indices]
+    expected = stitch_reference(indices, data)
+    assert_same(run_lists(mg.dynamic_stitch, indices, data), expected)
+
+
 def test_stitch_non_contiguous_data():
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     out = run(
@@ -504,15 +549,17 @@ def test_partition_large(shape, n, partitions):
 @pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.float32, np.complex64])
 @pytest.mark.parametrize(
     "n, ids",
-    [(2, "random"), (6, "random"), (8, "runs"), (9, "runs"), (16, "random"), (255, "random")]
-    + [(300, "runs")],
+    [(2, "random"), (4, "runs"), (5, "random"), (6, "random"), (8, "runs"), (9, "runs")]
+    + [(16, "random"), (255, "random"), (256, "runs"), (257, "random"), (300, "runs")],
 )
-@pytest.mark.parametrize("block_bytes", [1, 64, 1000])
-def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes):
-    # Word rows are split block by block on the CPU (up to 8 parts with masks, beyond by
-    # a sort, the last block padded); tiny blocks make many of them, with partitions
-    # missing from some blocks or from all.
+@pytest.mark.parametrize("block_bytes, sort_rows", [(1, 1), (64, 7), (1000, 500)])
+def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes, sort_rows):
+    # Word rows are split block by block on the CPU (up to 5 parts with masks on blocks
+    # of block_bytes, beyond by a counting sort of blocks of sort_rows rows, the last one
+    # shorter); tiny blocks make many of them, with partitions missing from some blocks
+    # or from all. 256 partitions still sort 8-bit keys, 257 need 16 bits.
     monkeypatch.setattr(data_flow_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", sort_rows)
     rng = np.random.default_rng(n)
     size = 2001
     if ids == "random":
@@ -524,6 +571,40 @@ def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes):
     outs = run(lambda d, q: mg.dynamic_partition(d, q, n), data, p)
     assert len(outs) == n
     for out, e in zip(outs, partition_reference(data, p, n)):
+        assert_same(out, e)
+
+
+@pytest.mark.parametrize("size", [0, 1, 64, 65, 127, 129])
+@pytest.mark.parametrize("segments", [2, 16, 1 << 15])
+def test_partition_sort_block_edges(monkeypatch, size, segments):
+    # The blocked counting sort: blocks of 64 rows (the last one full, short or alone),
+    # at most ``segments`` (block, partition) segments (2: too few for two blocks of
+    # 8 partitions, so one sort of all rows); the first and last partitions empty.
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_SEGMENTS", segments)
+    rng = np.random.default_rng(size)
+    p = rng.integers(1, 7, size=size).astype(np.int32)
+    data = rng.standard_normal(size).astype(np.float64)
+    outs = run(lambda d, q: mg.dynamic_partition(d, q, 8), data, p)
+    expected = [[x for x, q in zip(data.tolist(), p.tolist()) if q == k] for k in range(8)]
+    for out, e in zip(outs, expected):
+        assert_same(out, np.array(e, np.float64))
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_partition_under_a_cap_the_input_is_over(monkeypatch, n, any_device):
+    # Each output is under the Session's cap; the input (and the sort's buffers) are not.
+    if any_device == "gpu":
+        pytest.skip("the feed's copy to the device is an allocation under the cap")
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
+    x = np.arange(4000, dtype=np.float32)
+    p = (np.arange(4000) % n).astype(np.int32)
+    g = mg.Graph()
+    with g.as_default():
+        px, pp = mg.placeholder(mg.float32, [4000]), mg.placeholder(mg.int32, [4000])
+        y = mg.dynamic_partition(px, pp, n)
+    outs = mg.Session(g, max_tensor_bytes=8000).run(y, {px: x, pp: p})
+    for out, e in zip(outs, partition_reference(x, p, n)):
         assert_same(out, e)
 
 
