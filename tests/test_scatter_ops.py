@@ -320,6 +320,46 @@ def test_duplicates_on_both_resolution_paths(
     assert_scatter_result(any_device, rule, out, tensor, indices, updates)
 
 
+@pytest.mark.parametrize(
+    "dtype, slice_shape",
+    [
+        (np.float32, ()),  # rows of 4 or 8 bytes: the output rows hold the winning positions
+        (np.float64, ()),
+        (np.int16, (2,)),
+        (np.bool_, (4,)),
+        (np.int32, (2,)),
+        (np.uint8, ()),  # other rows: a table of positions
+        (np.int16, (3,)),
+        (np.complex128, (2,)),
+    ],
+)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_update_duplicates_every_row_size(dtype: Any, slice_shape: tuple, index_dtype: Any) -> None:
+    # Many repeats, with differing values, on rows of every size; NaN and -0.0 stay as
+    # given (positions are written over the rows' bits, then replaced).
+    rng = np.random.default_rng(3)
+    tensor = (rng.normal(size=(40,) + slice_shape) * 10).astype(dtype)
+    indices = rng.integers(0, 40, size=(300, 1)).astype(index_dtype)
+    updates = (rng.normal(size=(300,) + slice_shape) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        updates.reshape(-1)[::7] = np.array([np.nan, -0.0, np.inf], dtype)[
+            np.arange(updates.size)[::7] % 3
+        ]
+    out = run_fed(mg.tensor_scatter_nd_update, tensor, indices, updates)
+    assert_same(out, scatter_reference("update", tensor, indices, updates))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int8])
+def test_update_duplicate_elements(dtype: Any) -> None:
+    # Index rows of depth 2 (single elements), many naming the same element.
+    rng = np.random.default_rng(5)
+    tensor = rng.integers(-50, 50, size=(8, 5)).astype(dtype)
+    indices = np.stack([rng.integers(0, 8, 400), rng.integers(0, 5, 400)], 1).astype(np.int32)
+    updates = rng.integers(-50, 50, size=400).astype(dtype)
+    out = run_fed(mg.tensor_scatter_nd_update, tensor, indices, updates)
+    assert_same(out, scatter_reference("update", tensor, indices, updates))
+
+
 def test_add_duplicates_sum() -> None:
     out = build_and_run(mg.tensor_scatter_nd_add, f32([0, 0]), i32([[1]] * 3), f32([1, 2, 3]))
     assert_same(out, f32([0, 6]))
