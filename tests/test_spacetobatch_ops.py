@@ -744,3 +744,21 @@ def test_fed_and_constant_inputs_are_not_mutated() -> None:
         np.testing.assert_array_equal(arr, before, err_msg=name)
         np.testing.assert_array_equal(block, [2, 3])
         np.testing.assert_array_equal(pads, [[2, 0], [1, 2]])
+
+
+@pytest.mark.parametrize(
+    "dtype, depth",
+    [(np.float64, (3,)), (np.float32, (4, 4)), (np.int32, (3,)), (np.int16, (6,))]
+    + [(np.float32, (5,)), (np.float32, (4,)), (np.complex128, (1,)), (np.int8, (16,))]
+    + [(np.int8, (12,)), (np.float64, ())],
+)
+@pytest.mark.parametrize("pads", [[[0, 0], [0, 0]], [[1, 1], [2, 1]]])
+def test_space_to_batch_depth_rows(dtype: Any, depth: tuple, pads: list) -> None:
+    # Depth rows of 24, 64, 12, 12, 20 and 12 bytes (4-byte words copied by a ufunc, the
+    # last of int8), of 16 bytes (one element each) and of 8 bytes (one element); padding
+    # that cuts the blocks.
+    x = values((2, 4, 3, *depth), dtype)
+    block = [2, 3]
+    out = run_fed(S2B, x, np.array(block), np.array(pads))
+    np.testing.assert_array_equal(out, ref_space_to_batch(x, block, pads))
+    np.testing.assert_array_equal(run_fed(B2S, out, np.array(block), np.array(pads)), x)
