@@ -35,20 +35,21 @@ def _fast_loop():
 _meeting: dict = {}
 
 
-def _meet_kernel(ctx, x):
-    """Waits until another step of the same kind is running too (or times out)."""
-    _meeting["barrier"].wait()
-    return x + 1.0
+def _test_op(name, before):
+    """A CPU op ``x + 1`` that first calls ``before()``."""
+
+    def kernel(ctx, x):
+        before()
+        return x + 1.0
+
+    define_op(
+        name, inputs=["x: T"], outputs=["y: T"], attrs=["T: type"], shape_fn=lambda c, x: x.shape
+    )
+    register_kernel(name, "CPU")(kernel)
 
 
-define_op(
-    "_TestMeet",
-    inputs=["x: T"],
-    outputs=["y: T"],
-    attrs=["T: type"],
-    shape_fn=lambda c, x: x.shape,
-)
-register_kernel("_TestMeet", "CPU")(_meet_kernel)
+# Waits until another step of the same kind is running too (or times out).
+_test_op("_TestMeet", lambda: _meeting["barrier"].wait())
 
 
 def meet(x):
@@ -140,22 +141,8 @@ def test_an_error_in_a_threaded_step_names_its_node():
 
 
 _threads: list = []
-
-
-def _where_kernel(ctx, x):
-    """Notes the thread it runs on."""
-    _threads.append(threading.current_thread().name)
-    return x + 1.0
-
-
-define_op(
-    "_TestWhere",
-    inputs=["x: T"],
-    outputs=["y: T"],
-    attrs=["T: type"],
-    shape_fn=lambda c, x: x.shape,
-)
-register_kernel("_TestWhere", "CPU")(_where_kernel)
+# Notes the thread it runs on.
+_test_op("_TestWhere", lambda: _threads.append(threading.current_thread().name))
 
 
 def _unknown_sizes_at_different_depths(op):
