@@ -490,3 +490,38 @@ def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
     np.testing.assert_array_equal(sess.run(row, {x: a}), a)
     with pytest.raises(errors.InvalidArgumentError, match="division by zero"):
         sess.run(div, {i: np.array([1, 2], np.int32)})
+
+
+_KEEP_FREED = r"""
+import os, sys
+import numpy as np
+import minigraph as mg
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+if sys.argv[1] == "keep":
+    assert mg.config.keep_freed_memory()
+a = np.ones(1 << 24)  # 128 MB, touched
+before = rss()
+del a
+freed = before - rss()
+b = np.ones(1 << 24)  # where the freed block was, when it was kept
+print(freed >= 100 << 20, rss() - before < 16 << 20)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc and /proc: Linux only")
+def test_keep_freed_memory_keeps_freed_blocks_for_the_next_allocation():
+    """By default glibc unmaps a large freed array (its pages go back to the system); with
+    mg.config.keep_freed_memory() it keeps them, and the next array reuses them."""
+
+    def run(mode):
+        out = subprocess.run(
+            [sys.executable, "-c", _KEEP_FREED, mode], capture_output=True, text=True, check=True
+        )
+        return out.stdout.split()
+
+    assert run("default") == ["True", "True"]  # returned to the system, then mapped again
+    assert run("keep") == ["False", "True"]  # kept, and reused
