@@ -525,3 +525,47 @@ def test_keep_freed_memory_keeps_freed_blocks_for_the_next_allocation():
 
     assert run("default") == ["True", "True"]  # returned to the system, then mapped again
     assert run("keep") == ["False", "True"]  # kept, and reused
+
+
+@pytest.mark.parametrize(
+    "op, dtype",
+    [
+        (mg.add, np.float32),
+        (mg.subtract, np.int64),
+        (mg.multiply, np.float64),
+        (mg.maximum, np.float32),
+        (mg.less, np.int32),
+        (mg.equal, np.float32),
+        (mg.logical_and, np.bool_),
+    ],
+)
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3)), ((5,), ())])
+def test_the_fast_loop_and_its_bare_ufuncs_give_the_checked_loops_values(op, dtype, shapes):
+    """The suite runs the checked loop (kernel output checks on); the plain loop binds small
+    ops of known shapes to their bare ufuncs: both give NumPy's values."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-3, 4, s).astype(dtype) for s in shapes)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.as_dtype(dtype), shape=shapes[0], name="x")
+        y = mg.placeholder(mg.as_dtype(dtype), shape=shapes[1], name="y")
+        z = op(x, y)
+    feed = {x: a, y: b}
+    mg.config.set_check_outputs(False)
+    try:
+        fast = mg.Session(g).run(z, feed)
+    finally:
+        mg.config.set_check_outputs(True)
+    checked = mg.Session(g).run(z, feed)
+    want = {
+        mg.add: np.add,
+        mg.subtract: np.subtract,
+        mg.multiply: np.multiply,
+        mg.maximum: np.maximum,
+        mg.less: np.less,
+        mg.equal: np.equal,
+        mg.logical_and: np.logical_and,
+    }[op](a, b)
+    for got in (fast, checked):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
