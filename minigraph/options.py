@@ -36,9 +36,9 @@ class ConfigProto:
 
     ``intra_op_parallelism_threads``: how many threads one CPU kernel may split its work
     over (0: the default, ``MINIGRAPH_KERNEL_THREADS`` or the cores, at most 4).
-    ``inter_op_parallelism_threads``: how many independent big CPU steps (outputs of 1 MB
-    or more, in the same dependency wave) may run at once (0: the cores, at most 4;
-    1: one step at a time).
+    ``inter_op_parallelism_threads``: how many independent big CPU steps (1 MB of work or
+    more, that do not depend on each other; see minigraph.interop) may run at once (0: the
+    cores, at most 4; 1: one step at a time).
     ``allow_soft_placement``: run an op on the CPU when its device has no kernel for it.
     ``graph_options``: the optimizer passes (all on by default).
     """
