@@ -106,6 +106,17 @@ def shape_str(dims: Sequence[int]) -> str:
     return "[" + ",".join(str(int(d)) for d in dims) + "]"
 
 
+# An unsigned word of each size: NumPy gathers, scatters and copies one such element about
+# as fast as one number, so rows of 1, 2, 4 or 8 bytes move as words.
+WORDS = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def row_element(nbytes: int) -> np.dtype:
+    """The dtype that holds ``nbytes`` bytes as one element: a word (see WORDS), else an
+    opaque void item (NumPy only; CuPy has no void dtype)."""
+    return WORDS.get(nbytes, np.dtype((np.void, nbytes)))
+
+
 # The default of a builder parameter the caller must give (for tf_builder's params).
 REQUIRED = inspect.Parameter.empty
 

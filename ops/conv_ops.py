@@ -19,6 +19,7 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.ops.common import row_element
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge_dim, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -222,7 +223,7 @@ def _pixels(xp: Any, a: Any) -> Any:
     if xp is not np or a.shape[-1] == 1 or a.strides[-1] != a.itemsize:
         return a
     nbytes = a.shape[-1] * a.itemsize
-    return a.view(_WORDS.get(nbytes, np.dtype((np.void, nbytes))))
+    return a.view(row_element(nbytes))
 
 
 # The im2col patches of one slice of the batch take at most about this many bytes.
@@ -233,7 +234,6 @@ _PATCH_BYTES = 1 << 25
 # 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,3] -> 4: 4.8 -> 3.2; with 4
 # channels a tie, from 8 on slower (2-3x with 16 or more).
 _IM2COL_MAX_PIXEL_BYTES = 12
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _conv_as_matmul(

@@ -21,7 +21,7 @@ import numpy as np
 from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import check_in_range, host_array
+from minigraph.ops.common import WORDS, check_in_range, host_array, row_element, shape_str
 from minigraph.ops.duplicates import occurrences, winners
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, merge_prefix, unknown_shape
@@ -32,15 +32,9 @@ BUILDERS = ("dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition")
 Fail = Callable[[str], NoReturn]
 
 # A row of this many bytes moves as one unsigned word.
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 # -- Shared helpers -------------------------------------------------------------------
-
-
-def _shape_str(shape: tuple[int, ...]) -> str:
-    """TensorFlow's TensorShape::DebugString: ``[2,3]``, ``[]``."""
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
 
 
 def _prod(dims: tuple[int, ...]) -> int:
@@ -54,7 +48,7 @@ def _rows(xp: Any, x: Any, n: int, row: int) -> Any:
     """``x`` as ``n`` rows: one unsigned word per row when a row is 1, 2, 4 or 8 bytes, else
     an ``[n, row]`` array. The word view makes gathers and scatters 1-D, 2-5x faster."""
     rows = xp.ascontiguousarray(x).reshape(n, row)
-    word = _WORDS.get(row * rows.itemsize)
+    word = WORDS.get(row * rows.itemsize)
     return rows if word is None else rows.view(word).reshape(n)
 
 
@@ -207,15 +201,15 @@ def _stitch_check_shapes(ctx: KernelContext, indices: list[Any], data: list[Any]
     for m, (i, d) in enumerate(zip(indices, data)):
         if tuple(d.shape[: i.ndim]) != tuple(i.shape) or d.ndim < i.ndim:
             ctx.fail(
-                f"data[{m}].shape = {_shape_str(d.shape)} does not start with "
-                f"indices[{m}].shape = {_shape_str(i.shape)}"
+                f"data[{m}].shape = {shape_str(d.shape)} does not start with "
+                f"indices[{m}].shape = {shape_str(i.shape)}"
             )
         if m and tuple(d.shape[i.ndim :]) != tuple(d0.shape[i0.ndim :]):
             ctx.fail(
                 f"Need data[0].shape[{i0.ndim}:] = data[{m}].shape[{i.ndim}:], got "
-                f"data[0].shape = {_shape_str(d0.shape)}, data[{m}].shape = {_shape_str(d.shape)}, "
-                f"indices[0].shape = {_shape_str(i0.shape)}, "
-                f"indices[{m}].shape = {_shape_str(i.shape)}"
+                f"data[0].shape = {shape_str(d0.shape)}, data[{m}].shape = {shape_str(d.shape)}, "
+                f"indices[0].shape = {shape_str(i0.shape)}, "
+                f"indices[{m}].shape = {shape_str(i.shape)}"
             )
 
 
@@ -256,7 +250,7 @@ def _stitch_put(out: np.ndarray, i: np.ndarray, r: np.ndarray) -> None:
     """``out[i] = r`` on the host, for rows that never share an index."""
     if out.ndim == 2:
         # NumPy assigns row by row 2-3x slower than np.put moves one opaque item per row.
-        item = np.dtype((np.void, out.shape[1] * out.itemsize))
+        item = row_element(out.shape[1] * out.itemsize)
         np.put(out.view(item).reshape(-1), i, r.view(item).reshape(-1))
     else:
         out[i] = r
@@ -612,7 +606,7 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     if tuple(data.shape[: partitions.ndim]) != tuple(partitions.shape):
         ctx.fail(
             f"data.shape must start with partitions.shape, got data.shape = "
-            f"{_shape_str(data.shape)}, partitions.shape = {_shape_str(partitions.shape)}"
+            f"{shape_str(data.shape)}, partitions.shape = {shape_str(partitions.shape)}"
         )
     check_in_range(ctx.fail, "partitions", partitions, n)
     extra = tuple(data.shape[partitions.ndim :])

@@ -15,7 +15,7 @@ import numpy as np
 from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import host_array
+from minigraph.ops.common import host_array, row_element, shape_str
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, with_rank_at_least
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -24,13 +24,6 @@ BUILDERS = ("space_to_batch_nd", "batch_to_space_nd")
 
 _INT64_MAX = 2**63 - 1
 _INDEX_TYPES = "{int32, int64}"
-_UINTS = {
-    1: np.dtype(np.uint8),
-    2: np.dtype(np.uint16),
-    4: np.dtype(np.uint32),
-    8: np.dtype(np.uint64),
-}
-
 # A run of positions p = q * block + j is a rectangle (q0, q1, j0, j1) in (q, j).
 Rect = tuple[int, int, int, int]
 
@@ -110,10 +103,6 @@ def _result(shape: TensorShape, m: int, batch: int | None, spatial: list) -> Ten
 # -- Shared kernel helpers ---------------------------------------------------------
 
 
-def _shape_str(shape: tuple[int, ...]) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
 def _kernel_prelude(
     ctx: KernelContext, x: Any, block_shape: Any, pairs: Any, what: str
 ) -> tuple[list[int], list[list[int]], int, int, int]:
@@ -131,7 +120,7 @@ def _kernel_prelude(
         ctx.fail(f"input rank should be >= {m + 1} instead of {x.ndim}")
     ps = host_array(ctx, pairs)
     if ps.shape != (m, 2):
-        ctx.fail(f"{what} should have shape [{m}, 2] instead of {_shape_str(ps.shape)}")
+        ctx.fail(f"{what} should have shape [{m}, 2] instead of {shape_str(ps.shape)}")
     block = [int(b) for b in bs.tolist()]
     values = ps.tolist()
     product = 1
@@ -164,7 +153,7 @@ def _allocate(ctx: KernelContext, shape: list[int], dtype: Any) -> Any:
     for i, d in enumerate(shape):
         if d > _INT64_MAX:
             ctx.fail(
-                f"OOM when allocating tensor with shape {_shape_str(tuple(shape))}: "
+                f"OOM when allocating tensor with shape {shape_str(tuple(shape))}: "
                 f"dimension {i} does not fit in int64",
                 errors.ResourceExhaustedError,
             )
@@ -267,7 +256,7 @@ def _as_chunks(xp: Any, *views: Any, words: bool = False) -> tuple[Any, ...]:
         return views
     if words and nbytes > 8 and nbytes % 4 == 0 and nbytes != 16:
         return tuple(v.view(np.uint32) for v in views)  # NumPy-only (uint reinterpretation)
-    chunk = _UINTS.get(nbytes, np.dtype((np.void, nbytes)))
+    chunk = row_element(nbytes)
     return tuple(v.view(chunk) for v in views)  # NumPy-only (void/uint reinterpretation)
 
 
