@@ -172,19 +172,10 @@ def _output_buffer(ctx: KernelContext, inputs: Sequence[Any], shape: Any, dtype:
         members = ctx.attrs["members"]
         reads = [k for m in members for k in m.operands]
         reusable = ctx.memo["reusable"] = tuple(
-            i for i in ctx.forwardable if i in members[0].operands and reads.count(i) == 1
+            k for k in members[0].operands if k != ACC and reads.count(k) == 1
         )
-    for i in reusable:
-        x = inputs[i]
-        flags = x.flags
-        if (
-            x.shape == shape
-            and x.dtype == dtype
-            and flags.c_contiguous
-            and getattr(flags, "writeable", True)  # CuPy arrays have no such flag
-        ):
-            return x
-    return ctx.xp.empty(shape, dtype)
+    out = ctx.forwarded(inputs, shape, dtype, among=reusable) if reusable else None
+    return out if out is not None else ctx.xp.empty(shape, dtype)
 
 
 def _run(calls: Sequence[tuple[Any, int, int | None]], inputs: Sequence[Any], out: Any) -> None:

@@ -201,14 +201,23 @@ class KernelContext:
 
         self.parallel_slices(part, dst.shape[0], dst.size * dst.itemsize)
 
-    def forwarded(self, inputs: Sequence[Any], shape: tuple[int, ...], dtype: Any) -> Any | None:
+    def forwarded(
+        self,
+        inputs: Sequence[Any],
+        shape: tuple[int, ...],
+        dtype: Any,
+        among: Iterable[int] | None = None,
+    ) -> Any | None:
         """An input buffer this kernel may overwrite, of this shape (a tuple) and dtype, else None.
 
         ``inputs`` are the kernel's leading inputs, in order; pass only the ones whose buffer
-        may become the output (``(x,)`` for input 0 alone). Only inputs the executor marked
-        forwardable qualify (see the class doc).
+        may become the output (``(x,)`` for input 0 alone), or name their positions in
+        ``among``. Only inputs the executor marked forwardable qualify (see the class doc).
         """
-        for i in self.forwardable:
+        positions = (
+            self.forwardable if among is None else sorted(set(among) & set(self.forwardable))
+        )
+        for i in positions:
             if i >= len(inputs):
                 break
             x = inputs[i]
