@@ -134,6 +134,19 @@ class Elementwise:
         """The op whose kernel is NumPy's (and CuPy's) ufunc ``name`` on one dtype."""
         return cls(lambda xp, attrs: getattr(xp, name), exact=exact)
 
+    @classmethod
+    def result(cls, fn: Callable[..., Any], exact: bool = False) -> Elementwise:
+        """The op whose kernel computes ``fn(xp, attrs, *inputs)``: that result is copied
+        into ``out``, cast as the kernel's ``astype`` casts it."""
+
+        def bind(xp: Any, attrs: Mapping[str, Any]) -> Callable[..., Any]:
+            def into(*inputs: Any, out: Any) -> None:
+                xp.copyto(out, fn(xp, attrs, *inputs), casting="unsafe")
+
+            return into
+
+        return cls(bind, exact=exact)
+
 
 @dataclass
 class OpDef:

@@ -269,14 +269,7 @@ def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     into the buffer (cast as the kernel casts it)."""
     if isinstance(fn, str):
         return Elementwise.ufunc(fn, exact=fn in _EXACT_UFUNCS)
-
-    def bind(xp: Any, attrs: Any) -> Callable[..., Any]:
-        def into(*args: Any, out: Any) -> None:
-            xp.copyto(out, fn(xp, *args), casting="unsafe")
-
-        return into
-
-    return Elementwise(bind)
+    return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args))
 
 
 # -- Integer checks and the kernels NumPy has no one ufunc for -------------------------------

@@ -196,20 +196,13 @@ def activation(
     """Declare and register one elementwise activation ``features -> activations``;
     returns (tf.compat.v1 builder, class). ``exact``: ``fn`` only compares, selects and
     multiplies, so elementwise fusion may run it block by block."""
-
-    def bind(xp: Any, attrs: Any) -> Callable[..., Any]:
-        def into(x: Any, out: Any) -> None:
-            xp.copyto(out, fn(xp, x, attrs), casting="unsafe")
-
-        return into
-
     op_def = define_op(
         op_type,
         inputs=["features: T"],
         outputs=["activations: T"],
         attrs=[f"T: {types}", *attrs],
         shape_fn=lambda c, x: x.shape,
-        elementwise=Elementwise(bind, exact=exact),
+        elementwise=Elementwise.result(lambda xp, attrs, x: fn(xp, x, attrs), exact=exact),
         doc=doc,
     )
 
