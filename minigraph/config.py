@@ -8,6 +8,9 @@
 tensor may take; by default the cap is the machine's free memory (``MemAvailable`` in
 /proc/meminfo, else the physical memory), read again at most once a second. A Session's
 ``max_tensor_bytes`` keyword overrides it for that Session.
+``MINIGRAPH_HOST_POOL_BYTES=N`` (or :func:`set_host_pool_bytes`) sizes the pool of large
+host buffers that kernels' outputs are reused from, run after run (default: 1 GiB, at most
+an eighth of the physical memory; 0 turns it off).
 ``MINIGRAPH_KEEP_FREED_MEMORY=1`` (or :func:`keep_freed_memory`) lets the C allocator keep
 freed memory for reuse, as TensorFlow's allocator does, instead of returning large blocks
 to the system: later runs skip the page faults of fresh memory.
@@ -23,6 +26,8 @@ import numbers
 import os
 import time
 from typing import Any
+
+from . import host_pool
 
 __all__ = [
     "debug",
@@ -40,6 +45,8 @@ __all__ = [
     "max_tensor_bytes_set",
     "free_memory",
     "keep_freed_memory",
+    "host_pool_bytes",
+    "set_host_pool_bytes",
 ]
 
 _state: dict[str, Any] = {
@@ -67,6 +74,7 @@ def _env_bytes(name: str) -> int | None:
 
 
 _state["max_tensor_bytes"] = _env_bytes("MINIGRAPH_MAX_TENSOR_BYTES")
+_state["host_pool_bytes"] = _env_bytes("MINIGRAPH_HOST_POOL_BYTES")
 
 
 def debug() -> bool:
@@ -171,6 +179,33 @@ def free_memory() -> int:
         _free[1] = _read_free_memory()
         _free[0] = now
     return int(_free[1])
+
+
+def _default_host_pool_bytes() -> int:
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 8 << 30
+    return min(1 << 30, physical // 8)
+
+
+def host_pool_bytes() -> int:
+    """How many bytes of large host buffers the pool may hold, in use or free."""
+    limit = _state["host_pool_bytes"]
+    if limit is None:
+        limit = _state["host_pool_bytes"] = _default_host_pool_bytes()
+    return limit
+
+
+def set_host_pool_bytes(limit: int | None) -> None:
+    """Size the pool of large host buffers (None: the default; 0: no pool).
+
+    A kernel's output of 1 MB or more on the host is a view of a pooled buffer, reused
+    once no array refers to it: later runs skip the page faults of fresh memory (see
+    :mod:`minigraph.host_pool`). Free buffers over the new size are released at once.
+    """
+    _state["host_pool_bytes"] = check_byte_count(limit, "host_pool_bytes")
+    host_pool.POOL.trim(host_pool_bytes())
 
 
 # glibc's mallopt parameters (malloc.h)

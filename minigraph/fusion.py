@@ -175,7 +175,7 @@ def _output_buffer(ctx: KernelContext, inputs: Sequence[Any], shape: Any, dtype:
             k for k in members[0].operands if k != ACC and reads.count(k) == 1
         )
     out = ctx.forwarded(inputs, shape, dtype, among=reusable) if reusable else None
-    return out if out is not None else ctx.xp.empty(shape, dtype)
+    return out if out is not None else ctx.empty(shape, dtype)
 
 
 def _run(calls: Sequence[tuple[Any, int, int | None]], inputs: Sequence[Any], out: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import config, errors
+from . import config, errors, host_pool
 
 __all__ = ["KernelContext", "check_output_size", "tensor_limit"]
 
@@ -139,15 +139,29 @@ class KernelContext:
 
     def allocate(self, shape: Sequence[int], dtype: Any, fill: Any = None) -> Any:
         """A new array on this kernel's device, checked for size first."""
-        nbytes = self.check_size(shape, dtype) * np.dtype(dtype).itemsize
+        self.check_size(shape, dtype)
+        return self.empty(shape, dtype, fill)
+
+    def empty(self, shape: Sequence[int], dtype: Any, fill: Any = None) -> Any:
+        """A new array (uninitialised unless ``fill`` is given) whose size the caller has
+        checked or knows to be affordable (a buffer the size of an input). Large host
+        arrays come from the buffer pool (see :mod:`minigraph.host_pool`)."""
         shape = tuple(int(d) for d in shape)
         try:
+            if self.xp is np:
+                out = host_pool.POOL.take(shape, np.dtype(dtype), config.host_pool_bytes())
+                if out is not None:
+                    if fill is not None:  # a fill on both cores, like the copies
+                        flat = out.reshape(-1)
+                        self.parallel_slices(lambda s: flat[s].fill(fill), flat.size, out.nbytes)
+                    return out
             if fill is None:
                 return self.xp.empty(shape, dtype)
             if fill == 0:
                 return self.xp.zeros(shape, dtype)
             return self.xp.full(shape, fill, dtype)
         except MemoryError as e:
+            nbytes = np.dtype(dtype).itemsize * int(np.prod(shape, dtype=object))
             self.fail(
                 f"OOM when allocating tensor with shape {list(shape)}: {nbytes} bytes "
                 f"needed ({e or 'MemoryError'})",

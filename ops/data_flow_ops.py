@@ -18,7 +18,6 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from minigraph import errors
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import WORDS, check_in_range, host_array, row_element, shape_str
@@ -588,15 +587,8 @@ def _partition_blocked(
 
 def _buffer_like(ctx: KernelContext, rows: np.ndarray) -> np.ndarray:
     """A new buffer of the input's size: no size to check (the input holds as much; each
-    partition may be under a Session's cap that the input is over), but no bare
-    MemoryError either."""
-    try:
-        return np.empty_like(rows)
-    except MemoryError as e:
-        ctx.fail(
-            f"OOM when allocating a buffer of {rows.nbytes} bytes ({e or 'MemoryError'})",
-            errors.ResourceExhaustedError,
-        )
+    partition may be under a Session's cap that the input is over)."""
+    return ctx.empty(rows.shape, rows.dtype)
 
 
 @register_kernel("DynamicPartition", "CPU", "GPU")

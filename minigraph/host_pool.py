@@ -1,0 +1,130 @@
+"""Large host buffers kept from run to run, as CuPy's memory pool does on the GPU.
+
+NumPy gets a large array from ``malloc``, which maps fresh pages for it and unmaps them
+when it is freed: every run's large outputs pay a page fault (and the kernel's zeroing)
+on first touch, about 55 ms of system time for a 256 MB output on the project's VM.
+TensorFlow's allocator keeps its memory instead. Kernels that ask their context for an
+output (:meth:`KernelContext.allocate`) get it from here: a view of a pooled byte buffer
+(a "slab"), which is free again once no array refers to it. NumPy keeps a view's owner
+as its ``base``, so a slab is free exactly when the pool holds its only reference.
+
+Only buffers of at least :data:`MIN_BYTES` are pooled; the pool holds at most
+``mg.config.host_pool_bytes()`` in all (0 turns it off), in use or free, and drops free
+slabs, oldest first, to make room.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+__all__ = ["MIN_BYTES", "POOL", "HostPool", "size_class"]
+
+# Smaller arrays come from malloc's free lists (or NumPy's own cache) without faults.
+MIN_BYTES = 1 << 20
+
+# A slab is free when this is its reference count: the pool's own, and getrefcount's.
+_FREE_REFS = 2
+# Reference counts say when a slab is free: CPython's, and only with the GIL (a free-
+# threaded build may defer them).
+_POOLING = sys.implementation.name == "cpython" and getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def size_class(nbytes: int) -> int:
+    """``nbytes`` rounded up to one of 16 steps per power of two: a slab serves any
+    request of its class, wasting at most 1/16 of it."""
+    step = 1 << max(nbytes.bit_length() - 5, 12)
+    return -(-nbytes // step) * step
+
+
+class HostPool:
+    """Slabs by size class; ``take`` hands out a view of a free one, or makes one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # size class -> slabs, in use or free; classes in the order last taken from.
+        self._slabs: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+        self._held = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes of every slab, in use or free."""
+        return self._held
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype, limit: int) -> np.ndarray | None:
+        """An uninitialised C-ordered array of ``shape`` and ``dtype`` from the pool, or
+        None when it is too small to pool, or no slab is free and ``limit`` bytes of
+        slabs leave no room for another (the caller allocates as usual then)."""
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        if nbytes < MIN_BYTES or not _POOLING or dtype.hasobject:
+            return None
+        cls = size_class(nbytes)
+        with self._lock:
+            slab = self._free_slab(cls)
+            if slab is None:
+                slab = self._new_slab(cls, limit)
+            if slab is None:
+                return None
+            # A view keeps the slab as its base: taken until every view of it is gone.
+            return slab[:nbytes].view(dtype).reshape(shape)
+
+    def trim(self, limit: int) -> None:
+        """Drop free slabs, oldest class first, until at most ``limit`` bytes are held."""
+        with self._lock:
+            self._drop_free(self._held - limit)
+
+    def _free_slab(self, cls: int) -> np.ndarray | None:
+        slabs = self._slabs.get(cls)
+        if not slabs:
+            return None
+        self._slabs.move_to_end(cls)
+        for k in range(len(slabs)):
+            if _is_free(slabs, k):
+                return slabs[k]
+        return None
+
+    def _new_slab(self, cls: int, limit: int) -> np.ndarray | None:
+        if cls > limit:
+            return None
+        self._drop_free(self._held + cls - limit)
+        if self._held + cls > limit:
+            return None
+        try:
+            slab = np.empty(cls, np.uint8)
+        except MemoryError:
+            return None
+        self._slabs.setdefault(cls, []).append(slab)
+        self._slabs.move_to_end(cls)
+        self._held += cls
+        return slab
+
+    def _drop_free(self, excess: int) -> None:
+        """Drop free slabs, least recently used classes first, until ``excess`` bytes are."""
+        for cls in list(self._slabs):
+            slabs = self._slabs[cls]
+            k = 0
+            while excess > 0 and k < len(slabs):
+                if _is_free(slabs, k):
+                    del slabs[k]
+                    self._held -= cls
+                    excess -= cls
+                else:
+                    k += 1
+            if not slabs:
+                del self._slabs[cls]
+            if excess <= 0:
+                return
+
+
+def _is_free(slabs: list[np.ndarray], k: int) -> bool:
+    """Whether nothing but the list refers to ``slabs[k]`` (getrefcount adds its own)."""
+    return sys.getrefcount(slabs[k]) == _FREE_REFS
+
+
+# The process's pool: kernels on the host take their outputs from it.
+POOL = HostPool()

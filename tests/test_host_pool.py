@@ -1,0 +1,156 @@
+"""The pool of large host buffers: reuse once nothing refers to a buffer, never before."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import host_pool
+from minigraph.host_pool import MIN_BYTES, HostPool, size_class
+from minigraph.kernel import KernelContext
+
+F32 = np.dtype(np.float32)
+SHAPE = (MIN_BYTES // 4,)  # the smallest pooled float32 vector
+LIMIT = 64 * MIN_BYTES
+
+
+def address(x: np.ndarray) -> int:
+    """Where the array's data starts (holding its base would keep the buffer taken)."""
+    return x.__array_interface__["data"][0]
+
+
+@pytest.fixture
+def pool_size():
+    """Set mg.config's pool size for one test; restores the default."""
+    yield mg.config.set_host_pool_bytes
+    mg.config.set_host_pool_bytes(None)
+
+
+@pytest.mark.parametrize("n", [MIN_BYTES, MIN_BYTES + 1, 3 * MIN_BYTES - 7, 255 << 20, 1 << 33])
+def test_size_class_wastes_at_most_a_sixteenth(n):
+    c = size_class(n)
+    assert n <= c <= n + n // 16 + 4096
+    assert size_class(c) == c
+
+
+def test_a_buffer_is_reused_only_once_nothing_refers_to_it():
+    pool = HostPool()
+    a = pool.take(SHAPE, F32, LIMIT)
+    where = address(a)
+    b = pool.take(SHAPE, F32, LIMIT)
+    assert not np.shares_memory(a, b)
+    view_of_a_view = a.reshape(2, -1)[1:]
+    del a
+    c = pool.take(SHAPE, F32, LIMIT)  # a's slab is still referred to by the view
+    assert not np.shares_memory(c, view_of_a_view)
+    del view_of_a_view, b, c
+    d = pool.take(SHAPE, F32, LIMIT)
+    assert address(d) == where and pool.held_bytes == 3 * size_class(MIN_BYTES)
+
+
+def test_taken_arrays_have_the_shape_and_dtype_asked_for():
+    pool = HostPool()
+    x = pool.take((3, MIN_BYTES // 8), np.dtype(np.complex64), LIMIT)
+    assert x.shape == (3, MIN_BYTES // 8) and x.dtype == np.complex64
+    assert x.flags.c_contiguous and x.flags.writeable and x.base.nbytes >= x.nbytes
+
+
+def test_small_and_object_arrays_are_not_pooled():
+    pool = HostPool()
+    assert pool.take((MIN_BYTES // 4 - 1,), F32, LIMIT) is None
+    assert pool.take((MIN_BYTES,), np.dtype(object), LIMIT) is None
+    assert pool.held_bytes == 0
+
+
+def test_the_pool_holds_at_most_its_limit_and_drops_free_buffers_first():
+    pool = HostPool()
+    limit = 2 * size_class(MIN_BYTES)
+    a, b = pool.take(SHAPE, F32, limit), pool.take(SHAPE, F32, limit)
+    assert pool.take(SHAPE, F32, limit) is None  # both in use: no room for a third
+    assert pool.take((4 * MIN_BYTES,), F32, LIMIT) is not None  # a larger limit makes room
+    del a
+    big = pool.take((MIN_BYTES // 2,), F32, 2 * size_class(MIN_BYTES) + size_class(2 * MIN_BYTES))
+    assert big is not None  # a's free buffer was dropped to make room for another class
+    assert pool.held_bytes <= 2 * size_class(MIN_BYTES) + size_class(2 * MIN_BYTES) + size_class(
+        4 * MIN_BYTES
+    )
+    del b, big
+    pool.trim(0)
+    assert pool.held_bytes == 0
+
+
+def test_threads_never_share_a_buffer():
+    pool = HostPool()
+    clobbered = []
+
+    def work(k):
+        for _ in range(50):
+            x = pool.take(SHAPE, F32, LIMIT)
+            x.fill(k)
+            time.sleep(0)  # let the other threads take buffers meanwhile
+            if not (x == k).all():
+                clobbered.append(k)
+            del x
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not clobbered and pool.held_bytes <= 4 * size_class(MIN_BYTES)
+
+
+def test_config_sizes_the_pool_and_zero_turns_it_off(pool_size):
+    ctx = KernelContext({}, np, "n", "Op")
+    pool_size(0)
+    assert mg.config.host_pool_bytes() == 0 and host_pool.POOL.held_bytes == 0
+    assert ctx.allocate(SHAPE, np.float32).base is None  # malloc'd as usual
+    pool_size(LIMIT)
+    assert ctx.allocate(SHAPE, np.float32).base is not None
+    with pytest.raises(ValueError, match="host_pool_bytes must be >= 0"):
+        pool_size(-1)
+    with pytest.raises(TypeError, match="host_pool_bytes"):
+        pool_size(1.5)
+
+
+def test_a_reused_buffer_is_filled_when_asked(pool_size):
+    pool_size(LIMIT)
+    ctx = KernelContext({}, np, "n", "Op")
+    dirty = ctx.allocate(SHAPE, np.float32)
+    dirty.fill(np.nan)
+    where = address(dirty)
+    del dirty
+    again = ctx.allocate(SHAPE, np.float32, fill=0)
+    assert address(again) == where and not again.any()
+
+
+def test_stitch_gaps_are_zero_in_a_reused_buffer(pool_size):
+    # The second run's output reuses the first's buffer, full of the first's values.
+    pool_size(LIMIT)
+    n = MIN_BYTES // 4
+    with mg.Graph().as_default():
+        i = mg.placeholder(mg.int32, shape=[None])
+        d = mg.placeholder(mg.float32, shape=[None])
+        y = mg.dynamic_stitch([i], [d])
+        with mg.Session() as s:
+            s.run(y, {i: np.arange(2 * n, dtype=np.int32), d: np.ones(2 * n, np.float32)})
+            out = s.run(y, {i: np.array([0, 2 * n - 1], np.int32), d: np.ones(2, np.float32)})
+    expected = np.zeros(2 * n, np.float32)
+    expected[[0, -1]] = 1
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_results_kept_across_runs_keep_their_values(pool_size):
+    pool_size(LIMIT)
+    with mg.Graph().as_default():
+        x = mg.placeholder(mg.float32, shape=SHAPE)
+        y = mg.tile(x, [2])
+        with mg.Session() as s:
+            first = s.run(y, {x: np.full(SHAPE, 1, np.float32)})
+            second = s.run(y, {x: np.full(SHAPE, 2, np.float32)})
+            del second
+            third = s.run(y, {x: np.full(SHAPE, 3, np.float32)})
+    assert (first == 1).all() and (third == 3).all()
+    assert not np.shares_memory(first, third)
