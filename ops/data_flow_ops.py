@@ -235,7 +235,7 @@ def _stitch_distinct(ctx: KernelContext, indices: list[np.ndarray], first_dim: i
 
     The lists mark on both cores: two threads writing True to one byte agree. 8 lists of
     4M indices in all: 6.4 ms against 10.5 on one thread (min of 11, 2026-12-03)."""
-    seen = np.zeros(first_dim, np.bool_)
+    seen = ctx.empty((first_dim,), np.bool_, fill=False)
 
     def mark(i: np.ndarray) -> None:
         for _, part in _intp_chunks(i):
@@ -308,7 +308,7 @@ def _stitch_winners_in_chunks(
     No index array of all lists, no array of every position: 8 lists of 4M rows of 64
     bytes with repeats take 141-168 ms against 165-205 (min of 9, 2026-12-03).
     """
-    table = np.empty(out.shape[0], np.uint32)  # only the rows that an index names are read
+    table = ctx.empty(out.shape[:1], np.uint32)  # only the rows that an index names are read
     offsets = [0, *np.cumsum([i.size for i in host]).tolist()]
 
     def positions(m: int, start: int, size: int) -> np.ndarray:
