@@ -522,9 +522,23 @@ def _partition_masked_blocks(
         return [np.compress(i == k, r) for k in range(num_partitions)]
 
     pieces = ctx.parallel_map(split, range(0, max(ids.size, 1), block), rows.nbytes)
-    return ctx.parallel_map(
-        lambda k: np.concatenate([p[k] for p in pieces]), range(num_partitions), rows.nbytes
-    )
+    counts = [sum(p[k].shape[0] for p in pieces) for k in range(num_partitions)]
+    return _concatenated(ctx, rows, [[p[k] for p in pieces] for k in range(num_partitions)], counts)
+
+
+def _concatenated(
+    ctx: KernelContext, rows: np.ndarray, segments: list[list[np.ndarray]], counts: list[int]
+) -> list[np.ndarray]:
+    """Partition k as the concatenation of ``segments[k]`` (``counts[k]`` rows in all):
+    views of one buffer of the input's size, written on both cores."""
+    bounds = [0, *np.cumsum(counts).tolist()]
+    out = _buffer_like(ctx, rows)
+
+    def gather(k: int) -> None:
+        np.concatenate(segments[k], out=out[bounds[k] : bounds[k + 1]])
+
+    ctx.parallel_map(gather, range(len(segments)), rows.nbytes)
+    return np.split(out, bounds[1:-1])
 
 
 def _partition_blocked(
@@ -573,16 +587,9 @@ def _partition_blocked(
 
     ctx.parallel_slices(sort_blocks, blocks, rows.nbytes)
     firsts, lasts = begins[:, :-1].T.tolist(), begins[:, 1:].T.tolist()
-    counts = (begins[:, 1:] - begins[:, :-1]).sum(axis=0)
-    bounds = [0, *np.cumsum(counts).tolist()]
-    out = _buffer_like(ctx, rows)  # every partition, one after another
-
-    def gather(k: int) -> None:
-        segments = [scratch[a:z] for a, z in zip(firsts[k], lasts[k])]
-        np.concatenate(segments, out=out[bounds[k] : bounds[k + 1]])
-
-    ctx.parallel_map(gather, range(num_partitions), rows.nbytes)
-    return np.split(out, bounds[1:-1])
+    counts = (begins[:, 1:] - begins[:, :-1]).sum(axis=0).tolist()
+    segments = [[scratch[a:z] for a, z in zip(firsts[k], lasts[k])] for k in range(num_partitions)]
+    return _concatenated(ctx, rows, segments, counts)
 
 
 def _buffer_like(ctx: KernelContext, rows: np.ndarray) -> np.ndarray:
