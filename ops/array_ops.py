@@ -6,6 +6,7 @@ Each op stands in one block: declaration, shape function, kernel, builder.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -347,14 +348,39 @@ def _range_kernel(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any
     s, lim, d = _range_scalars(ctx.fail, [host_array(ctx, v) for v in (start, limit, delta)])
     n = _range_count(ctx.fail, s, lim, d)
     dtype = ctx.attrs["Tidx"].np
-    ctx.check_size([n], dtype)
-    out = ctx.xp.arange(n, dtype=dtype)
     if dtype.kind in "iu":
-        # start + i * delta: a product may wrap where the sum does not; the sum is exact.
-        out *= dtype.type(d)
-        out += dtype.type(s)
-        return out
-    return (s + out * d).astype(dtype)  # start + i * delta, as TF
+        return _integer_range(ctx, s, d, n, dtype)
+    ctx.check_size([n], dtype)
+    return (s + ctx.xp.arange(n, dtype=dtype) * d).astype(dtype)  # start + i * delta, as TF
+
+
+# A host range is written this many elements at a time, into an output from the pool: a
+# fresh np.arange pays its page faults every run. 16M int32: 7 ms against 15.
+_RANGE_BLOCK = 1 << 16
+
+
+def _integer_range(ctx: KernelContext, start: int, delta: int, n: int, dtype: np.dtype) -> Any:
+    """start + i * delta in ``dtype``'s wrapping arithmetic: block b is ``i * delta`` for
+    its i plus one offset ``b * delta + start``, the same modulo 2**bits (a product may
+    wrap where the sum does not; the sum is exact)."""
+    xp = ctx.xp
+    out = ctx.allocate([n], dtype)
+    block = _RANGE_BLOCK if xp is np else max(n, 1)  # one launch on a GPU
+    ramp = xp.arange(min(block, n), dtype=dtype)
+    ramp *= dtype.type(delta)
+    for b in builtins.range(0, n, block):  # this module's range() is the op's builder
+        part = out[b : b + block]
+        xp.add(ramp[: part.size], _wrapped(dtype, b * delta + start), out=part)
+    return out
+
+
+def _wrapped(dtype: np.dtype, value: int) -> Any:
+    """``value`` modulo 2**bits as a scalar of the integer ``dtype``."""
+    bits = 8 * dtype.itemsize
+    value %= 1 << bits
+    if dtype.kind == "i" and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return dtype.type(value)
 
 
 Range = make_wrapper_class(RANGE)

@@ -19,6 +19,7 @@ import pytest
 import minigraph as mg
 from minigraph import errors, graph_io
 from minigraph.kernel import KernelContext
+from minigraph.ops import array_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")
 
@@ -222,6 +223,27 @@ def test_range_near_the_int32_limit_is_exact() -> None:
         r = mg.range(2**31 - 10, 2**31 - 1, 4)
     assert r.dtype == mg.int32
     np.testing.assert_array_equal(mg.Session(g).run(r), [2**31 - 10, 2**31 - 6, 2**31 - 2])
+
+
+@pytest.mark.parametrize("block", [3, 1 << 16])
+@pytest.mark.parametrize(
+    "start, limit, delta, dtype",
+    [
+        (-(2**31) + 5, 2**31 - 7, 40_000, np.int32),
+        (2**31 - 1, -(2**31), -30_001, np.int32),
+        (-(2**62), 2**62, 2**45 + 3, np.int64),
+        (7, 200_001, 1, np.int32),
+    ],
+)
+def test_integer_ranges_across_blocks_are_exact(monkeypatch, block, start, limit, delta, dtype):
+    # Host ranges are written a block at a time; every block must continue the last one.
+    monkeypatch.setattr(array_ops, "_RANGE_BLOCK", block)
+    with mg.Graph().as_default():
+        p = mg.placeholder(mg.as_dtype(dtype), shape=[])  # not folded at build time
+        r = mg.range(p, dtype(limit), dtype(delta))
+        got = mg.Session().run(r, {p: dtype(start)})
+    expected = [start + i * delta for i in range(len(range(start, limit, delta)))]
+    np.testing.assert_array_equal(got, np.array(expected, dtype))
 
 
 # -- 5. range's dtype ---------------------------------------------------------------------------
