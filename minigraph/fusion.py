@@ -196,17 +196,7 @@ def _unfused(ctx: KernelContext, inputs: Sequence[Any]) -> Any:
         contexts = ctx.memo["contexts"] = [
             (
                 lookup_kernel(m.op_type, device_type, m.node_name),
-                KernelContext(
-                    dict(m.attrs),
-                    ctx.xp,
-                    m.node_name,
-                    m.op_type,
-                    ctx.device,
-                    (),
-                    ctx.memory_limit,
-                    ctx.tensor_bytes,
-                    ctx.threads,
-                ),
+                ctx.for_member(m.attrs, m.node_name, m.op_type),
             )
             for m in ctx.attrs["members"]
         ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any, NoReturn
@@ -125,6 +125,22 @@ class KernelContext:
         # intra_op_parallelism_threads, at most the shared pool's (mg.config.kernel_threads).
         self.threads = min(threads or config.kernel_threads(), config.kernel_threads())
         self.memo: dict[str, Any] = {}  # per plan step, e.g. a constant already on the device
+
+    def for_member(self, attrs: Mapping[str, Any], node_name: str, op_type: str) -> KernelContext:
+        """The context of one node that an optimized step runs for (a fused chain's op):
+        this step's device, limits and threads, that node's attrs and name (for its errors),
+        and no input it may overwrite."""
+        return KernelContext(
+            dict(attrs),
+            self.xp,
+            node_name,
+            op_type,
+            self.device,
+            (),
+            self.memory_limit,
+            self.tensor_bytes,
+            self.threads,
+        )
 
     def fail(
         self, message: str, error: type[errors.OpError] = errors.InvalidArgumentError

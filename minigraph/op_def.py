@@ -148,6 +148,23 @@ class Elementwise:
         return cls(bind, exact=exact)
 
 
+@dataclass(frozen=True)
+class SharedInput:
+    """An op whose steps that read one value at input ``input``, with equal values of the
+    attrs ``attrs``, may run as one step (minigraph.sharing): work on that value is done
+    once. (Other attrs, such as the other inputs' dtypes, may differ.)
+
+    ``kernel(ctx, others, shared)`` gets each member's other inputs (a list per member, in
+    order) and the shared value, with the members' attrs in ``ctx``; it returns each
+    member's outputs (a list per member), or None where it would do no better, or where
+    some input is bad: the members' own kernels then run one by one (and name the node).
+    """
+
+    input: int
+    attrs: tuple[str, ...]
+    kernel: Callable[..., Any]
+
+
 @dataclass
 class OpDef:
     """Everything known about an op type, built from its one declaration."""
@@ -163,6 +180,7 @@ class OpDef:
     is_stateful: bool = False
     aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
     elementwise: Elementwise | None = None  # how elementwise fusion may run it in place
+    shared: SharedInput | None = None  # how steps that share an input may run as one
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     @property

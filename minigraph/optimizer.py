@@ -12,6 +12,9 @@ raises the same errors. What a pass may touch:
   ``max_folded_constant_in_bytes``; a step that fails is left to fail at run time. A copy
   of a constant to a GPU becomes a constant there (copied once per plan, not per run).
   Steps on a GPU are not folded: the GPU's float sums may round differently.
+- ``shared_input_merging``: steps of one op that read the same value where the op does
+  its main work once for all of them (DynamicPartitions by the same partitions: one sort)
+  become one step (see :mod:`minigraph.sharing`).
 - ``elementwise_fusion``: a chain of elementwise steps (Add, Mul, Sqrt, BiasAdd, Relu...)
   whose values in between nothing else reads becomes one step that writes one buffer in
   place, in blocks that stay in the cache (see :mod:`minigraph.fusion`).
@@ -33,6 +36,7 @@ import numpy as np
 from .fusion import fuse_elementwise
 from .kernel import KernelContext
 from .registry import lookup_op
+from .sharing import merge_shared_inputs
 
 __all__ = ["OptimizerOptions", "optimize"]
 
@@ -53,6 +57,7 @@ class OptimizerOptions:
     do_common_subexpression_elimination: bool = True
     remove_identity: bool = True
     do_elementwise_fusion: bool = True
+    do_shared_input_merging: bool = True
     max_folded_constant_in_bytes: int = 10 * 1024 * 1024
 
     def __post_init__(self) -> None:
@@ -61,6 +66,7 @@ class OptimizerOptions:
             "do_common_subexpression_elimination",
             "remove_identity",
             "do_elementwise_fusion",
+            "do_shared_input_merging",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -76,6 +82,7 @@ class OptimizerOptions:
             do_common_subexpression_elimination=False,
             remove_identity=False,
             do_elementwise_fusion=False,
+            do_shared_input_merging=False,
         )
 
 
@@ -98,6 +105,8 @@ def optimize(
         passes.append(("common_subexpression_elimination", _eliminate_common))
     if options.do_constant_folding:
         passes.append(("constant_folding", _fold_constants))
+    if options.do_shared_input_merging:
+        passes.append(("shared_input_merging", functools.partial(_share, places=places or {})))
     if options.do_elementwise_fusion:
         passes.append(("elementwise_fusion", functools.partial(_fuse, places=places or {})))
     for name, run in passes:
@@ -148,6 +157,16 @@ def _fuse(
     places: Mapping[str, Any],
 ) -> tuple[list[Any], int]:
     return fuse_elementwise(_rewire(protos, alias), keep, places)
+
+
+def _share(
+    protos: list[Any],
+    keep: frozenset[int],
+    alias: dict[int, int],
+    options: OptimizerOptions,
+    places: Mapping[str, Any],
+) -> tuple[list[Any], int]:
+    return merge_shared_inputs(_rewire(protos, alias), keep, places)
 
 
 def _hashable(value: Any) -> Any:

@@ -6,9 +6,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import errors
-from .op_def import Elementwise, OpDef, parse_arg, parse_attr
+from .op_def import Elementwise, OpDef, SharedInput, parse_arg, parse_attr
 
-__all__ = ["OPS", "define_op", "register_kernel", "lookup_op", "lookup_kernel", "registered_ops"]
+__all__ = [
+    "OPS",
+    "define_op",
+    "register_kernel",
+    "register_shared_kernel",
+    "lookup_op",
+    "lookup_kernel",
+    "registered_ops",
+]
 
 OPS: dict[str, OpDef] = {}
 
@@ -83,6 +91,24 @@ def register_kernel(op: str, *devices: str) -> Callable[[Callable], Callable]:
             if device in op_def.kernels:
                 raise ValueError(f"a {device} kernel for {op!r} is already registered")
             op_def.kernels[device] = fn
+        return fn
+
+    return deco
+
+
+def register_shared_kernel(
+    op: str, input: int, attrs: Sequence[str] = ()
+) -> Callable[[Callable], Callable]:
+    """Decorator: ``@register_shared_kernel("DynamicPartition", 1, ["num_partitions"])``
+    registers the kernel that runs several steps of ``op`` reading one value at ``input``,
+    with equal ``attrs``, as one step (see :class:`~minigraph.op_def.SharedInput`), on
+    every device the op has kernels for."""
+
+    def deco(fn: Callable) -> Callable:
+        op_def = lookup_op(op)
+        if op_def.shared is not None:
+            raise ValueError(f"a shared-input kernel for {op!r} is already registered")
+        op_def.shared = SharedInput(input, tuple(attrs), fn)
         return fn
 
     return deco

@@ -22,7 +22,7 @@ from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import WORDS, check_in_range, host_array, row_element, shape_str
 from minigraph.ops.duplicates import occurrences, winners
-from minigraph.registry import define_op, register_kernel
+from minigraph.registry import define_op, register_kernel, register_shared_kernel
 from minigraph.shapes import TensorShape, merge, merge_prefix, unknown_shape
 from minigraph.wrappers import make_builder, make_wrapper_class
 
@@ -542,9 +542,10 @@ def _concatenated(
 
 
 def _partition_blocked(
-    ctx: KernelContext, rows: np.ndarray, ids: np.ndarray, num_partitions: int
-) -> list[Any]:
-    """The counting sort of :func:`_partition_sorted`, block by block (NumPy only).
+    ctx: KernelContext, rows: list[np.ndarray], ids: np.ndarray, num_partitions: int
+) -> list[list[Any]]:
+    """The counting sort of :func:`_partition_sorted`, block by block (NumPy only), of each
+    of ``rows`` (1-D, as long as ``ids``) by the same ids: one sort for all of them.
 
     One sort over all rows misses the cache and NumPy's radix argsort slows down 3-4x
     per row past about 64K rows. Each block of _PARTITION_SORT_ROWS rows is sorted by
@@ -555,41 +556,50 @@ def _partition_blocked(
     partitions, are split over both cores. 16M float32 (min of 7, 2026-12-03): into
     16 parts 95 ms against 147 for one 2-D argsort of 1 MB blocks and a gather (122
     against 146 on one thread); into 8, 75 against 96 for masks by blocks (117
-    against 205 on one thread).
+    against 205 on one thread). The sort is about 70% of the work (16M into 8 on one
+    thread: 86 ms of 122), so partitions of several arrays by one ids share it.
     """
     size = ids.size
     blocks = min(-(-size // _PARTITION_SORT_ROWS), _PARTITION_SEGMENTS // num_partitions)
     if blocks < 2:
-        return _partition_sorted(np, rows, ids, num_partitions)
+        return [_partition_sorted(np, r, ids, num_partitions) for r in rows]
     block = -(-size // blocks)
     blocks = -(-size // block)
     key = _key_dtype(np, num_partitions - 1)  # 8 or 16 bits: at most 2**14 partitions here
     probe = np.arange(num_partitions, dtype=key)
-    # Where segment (b, k) begins in the scratch buffer; it ends where (b, k + 1) begins.
+    # Where segment (b, k) begins in the scratch buffers; it ends where (b, k + 1) begins.
     begins = np.empty((blocks, num_partitions + 1), np.intp)
     begins[:, num_partitions] = np.minimum(np.arange(1, blocks + 1) * block, size)
-    scratch = _buffer_like(ctx, rows)
+    scratches = [_buffer_like(ctx, r) for r in rows]
 
     def sort_blocks(part: slice) -> None:
         for b in range(part.start, part.stop):
             start = b * block
             keys = ids[start : start + block].astype(key)
             order = np.argsort(keys, kind="stable")
-            # "clip" (the order is in range): with an ``out``, "raise" gathers into a copy.
-            np.take(
-                rows[start : start + block],
-                order,
-                out=scratch[start : start + keys.size],
-                mode="clip",
-            )
+            for r, scratch in zip(rows, scratches):
+                # "clip" (the order is in range): with an ``out``, "raise" gathers into a copy.
+                np.take(
+                    r[start : start + block],
+                    order,
+                    out=scratch[start : start + keys.size],
+                    mode="clip",
+                )
             begins[b, :num_partitions] = np.searchsorted(keys, probe, sorter=order)
             begins[b, :num_partitions] += start
 
-    ctx.parallel_slices(sort_blocks, blocks, rows.nbytes)
+    ctx.parallel_slices(sort_blocks, blocks, sum(r.nbytes for r in rows))
     firsts, lasts = begins[:, :-1].T.tolist(), begins[:, 1:].T.tolist()
     counts = (begins[:, 1:] - begins[:, :-1]).sum(axis=0).tolist()
-    segments = [[scratch[a:z] for a, z in zip(firsts[k], lasts[k])] for k in range(num_partitions)]
-    return _concatenated(ctx, rows, segments, counts)
+    return [
+        _concatenated(
+            ctx,
+            r,
+            [[scratch[a:z] for a, z in zip(firsts[k], lasts[k])] for k in range(num_partitions)],
+            counts,
+        )
+        for r, scratch in zip(rows, scratches)
+    ]
 
 
 def _buffer_like(ctx: KernelContext, rows: np.ndarray) -> np.ndarray:
@@ -620,7 +630,7 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
         if n <= _MASKED_WORD_PARTITIONS:
             parts = _partition_masked_blocks(ctx, rows, ids, n)
         else:
-            parts = _partition_blocked(ctx, rows, ids, n)
+            (parts,) = _partition_blocked(ctx, [rows], ids, n)
     elif n <= _MASKED_PARTITIONS:
         # One boolean mask and one compress pass per partition, no sort.
         parts = ctx.parallel_map(
@@ -629,6 +639,31 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     else:
         parts = _partition_sorted(xp, rows, ids, n)
     return [_unrows(p, data.dtype, extra) for p in parts]
+
+
+@register_shared_kernel("DynamicPartition", 1, ["num_partitions"])
+def _dynamic_partition_shared(
+    ctx: KernelContext, others: list[list[Any]], partitions: Any
+) -> list[list[Any]] | None:
+    """Partitions of several data by one partitions tensor (the seed idiom partitions the
+    data and ``range(n)`` alike), with one sort for all of them where the kernel would
+    sort: host rows of at most 8 bytes into more than _MASKED_WORD_PARTITIONS parts. The
+    seed composition (16M float32, 8 parts), interleaved Session runs: see the commit.
+    None elsewhere, and where a data's shape is wrong: each member's kernel then runs."""
+    n = ctx.attrs["num_partitions"]
+    datas = [d for (d,) in others]
+    if ctx.xp is not np or n <= _MASKED_WORD_PARTITIONS:
+        return None
+    if any(tuple(d.shape[: partitions.ndim]) != tuple(partitions.shape) for d in datas):
+        return None
+    ids = partitions.reshape(-1)
+    extras = [tuple(d.shape[partitions.ndim :]) for d in datas]
+    rows = [_rows(np, d, ids.size, _prod(e)) for d, e in zip(datas, extras)]
+    if any(r.ndim != 1 for r in rows):
+        return None
+    check_in_range(ctx.fail, "partitions", partitions, n)  # as the first member's kernel
+    parts = _partition_blocked(ctx, rows, ids, n)
+    return [[_unrows(p, d.dtype, e) for p in ps] for ps, d, e in zip(parts, datas, extras)]
 
 
 DynamicPartition = make_wrapper_class(DYNAMIC_PARTITION)
