@@ -117,6 +117,18 @@ def row_element(nbytes: int) -> np.dtype:
     return WORDS.get(nbytes, np.dtype((np.void, nbytes)))
 
 
+def put_rows(out: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
+    """``out[index] = rows`` on the host, for a 1-D or ``[n, row]`` ``out`` and indices that
+    never repeat. NumPy assigns 2-D rows element by element, 2-3x slower than np.put moves
+    one opaque item (:func:`row_element`) per row."""
+    if out.ndim == 2 and out.shape[1] and out.flags.c_contiguous and rows.dtype == out.dtype:
+        item = row_element(out.shape[1] * out.itemsize)
+        flat = np.ascontiguousarray(rows).view(item).reshape(-1)
+        np.put(out.view(item).reshape(-1), index, flat)
+    else:
+        out[index] = rows
+
+
 # The default of a builder parameter the caller must give (for tf_builder's params).
 REQUIRED = inspect.Parameter.empty
 

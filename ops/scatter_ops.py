@@ -29,6 +29,7 @@ from minigraph.ops.common import (
     NUMBER,
     REAL,
     host_array,
+    put_rows,
     shape_str,
 )
 from minigraph.ops.duplicates import occurrences, positions, reduce_by_key, winners
@@ -78,7 +79,7 @@ def _assign(xp: Any, out: Any, flat: Any, upd: Any) -> None:
         last = occurrences(xp, flat, out.shape[0], last=True)
         if last is not None:
             flat, upd = _select(xp, last, flat, upd)
-        out[flat] = upd  # the offsets are distinct now, so the assignment is well defined
+        put_rows(out, flat, upd)  # the offsets are distinct now: the writes are well defined
         return
     # The output rows that the updates overwrite serve as the table of winners (no table
     # of every row to allocate): each named row first takes the position of the last
