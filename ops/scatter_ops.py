@@ -127,7 +127,7 @@ def _accumulate(ufunc_name: str) -> Combine:
         first = occurrences(xp, flat, out.shape[0], last=False)
         rows, head = (flat, upd) if first is None else _select(xp, first, flat, upd)
         cur = xp.take(out, rows, axis=0)
-        out[rows] = ufunc(cur, head, out=cur)
+        put_rows(out, rows, ufunc(cur, head, out=cur))
         if first is not None:
             ufunc.at(out, *_select(xp, ~first, flat, upd))
 
@@ -164,8 +164,12 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
     def keep(xp: Any, cur: Any, upd: Any) -> Any:
         return xp.where(upd < cur if less else upd > cur, upd, cur)
 
-    def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:
-        out[targets] = keep(xp, xp.take(out, targets, axis=0), upd)
+    def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:  # targets never repeat
+        kept = keep(xp, xp.take(out, targets, axis=0), upd)
+        if xp is np:
+            put_rows(out, targets, kept)
+        else:
+            out[targets] = kept
 
     def fold(xp: Any, out: Any, flat: Any, upd: Any) -> None:
         if upd.dtype.kind == "f":
