@@ -165,7 +165,9 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
         return xp.where(upd < cur if less else upd > cur, upd, cur)
 
     def apply(xp: Any, out: Any, targets: Any, upd: Any) -> None:  # targets never repeat
-        kept = keep(xp, xp.take(out, targets, axis=0), upd)
+        kept = xp.take(out, targets, axis=0)
+        # In place: a where() result would be one more fresh array the size of the updates.
+        xp.copyto(kept, upd, where=upd < kept if less else upd > kept)
         if xp is np:
             put_rows(out, targets, kept)
         else:
