@@ -33,10 +33,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import errors
-from .inference import InferenceContext, TensorSpec
 from .kernel import KernelContext
-from .registry import define_op, lookup_kernel, lookup_op, register_kernel
-from .shapes import TensorShape
+from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
 
 __all__ = ["FUSED_OP", "fuse_elementwise"]
 
@@ -76,16 +74,11 @@ class _Op(NamedTuple):
     exact: bool
 
 
-def _fused_shape(c: InferenceContext, *inputs: TensorSpec) -> TensorShape:
-    c.fail(f"{FUSED_OP} is made by the graph optimizer; a graph cannot hold one")
-
-
-define_op(
+define_internal_op(
     FUSED_OP,
     inputs=["inputs: N * T"],
     outputs=["output: T"],
     attrs=["N: int >= 1", "T: type"],
-    shape_fn=_fused_shape,
     doc="Internal: a chain of elementwise ops run as one step (see minigraph.fusion).",
 )
 

@@ -25,7 +25,6 @@ dropped that could raise at run time, except a repeat of a step that still runs.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -106,9 +105,9 @@ def optimize(
     if options.do_constant_folding:
         passes.append(("constant_folding", _fold_constants))
     if options.do_shared_input_merging:
-        passes.append(("shared_input_merging", functools.partial(_share, places=places or {})))
+        passes.append(("shared_input_merging", _with_places(merge_shared_inputs, places or {})))
     if options.do_elementwise_fusion:
-        passes.append(("elementwise_fusion", functools.partial(_fuse, places=places or {})))
+        passes.append(("elementwise_fusion", _with_places(fuse_elementwise, places or {})))
     for name, run in passes:
         before = len(protos)
         protos, changed = run(protos, keep, alias, options)
@@ -149,24 +148,18 @@ def _remove_identity(
     return _rewire(out, alias), removed
 
 
-def _fuse(
-    protos: list[Any],
-    keep: frozenset[int],
-    alias: dict[int, int],
-    options: OptimizerOptions,
-    places: Mapping[str, Any],
-) -> tuple[list[Any], int]:
-    return fuse_elementwise(_rewire(protos, alias), keep, places)
+def _with_places(
+    run: Callable[..., tuple[list[Any], int]], places: Mapping[str, Any]
+) -> Callable[..., tuple[list[Any], int]]:
+    """A pass that keeps its work within one place (``run(protos, keep, places)``) as the
+    optimizer calls its passes."""
 
+    def adapted(
+        protos: list[Any], keep: frozenset[int], alias: dict[int, int], options: OptimizerOptions
+    ) -> tuple[list[Any], int]:
+        return run(_rewire(protos, alias), keep, places)
 
-def _share(
-    protos: list[Any],
-    keep: frozenset[int],
-    alias: dict[int, int],
-    options: OptimizerOptions,
-    places: Mapping[str, Any],
-) -> tuple[list[Any], int]:
-    return merge_shared_inputs(_rewire(protos, alias), keep, places)
+    return adapted
 
 
 def _hashable(value: Any) -> Any:

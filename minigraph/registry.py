@@ -11,6 +11,7 @@ from .op_def import Elementwise, OpDef, SharedInput, parse_arg, parse_attr
 __all__ = [
     "OPS",
     "define_op",
+    "define_internal_op",
     "register_kernel",
     "register_shared_kernel",
     "lookup_op",
@@ -71,6 +72,18 @@ def define_op(
                 raise ValueError(f"op {name!r}: arg {arg.name!r} names undeclared attr {ref!r}")
     OPS[name] = op_def
     return op_def
+
+
+def define_internal_op(
+    name: str, *, inputs: Sequence[str], outputs: Sequence[str], attrs: Sequence[str], doc: str
+) -> OpDef:
+    """An op that only the graph optimizer makes (a fused or merged step): its steps carry
+    their members' output specs, and no graph may hold one."""
+
+    def shape_fn(c: Any, *specs: Any) -> Any:
+        c.fail(f"{name} is made by the graph optimizer; a graph cannot hold one")
+
+    return define_op(name, inputs=inputs, outputs=outputs, attrs=attrs, shape_fn=shape_fn, doc=doc)
 
 
 def register_kernel(op: str, *devices: str) -> Callable[[Callable], Callable]:

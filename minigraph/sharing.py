@@ -20,10 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from .inference import InferenceContext, TensorSpec
 from .kernel import KernelContext
-from .registry import define_op, lookup_kernel, lookup_op, register_kernel
-from .shapes import TensorShape
+from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
 
 __all__ = ["SHARED_OP", "merge_shared_inputs"]
 
@@ -40,16 +38,11 @@ class Member(NamedTuple):
     outputs: int
 
 
-def _shared_shape(c: InferenceContext, *inputs: TensorSpec) -> TensorShape:
-    c.fail(f"{SHARED_OP} is made by the graph optimizer; a graph cannot hold one")
-
-
-define_op(
+define_internal_op(
     SHARED_OP,
     inputs=["inputs: Tin"],
     outputs=["outputs: Tout"],
     attrs=["Tin: list(type)", "Tout: list(type)"],
-    shape_fn=_shared_shape,
     doc="Internal: steps of one op that read one value, run as one (see minigraph.sharing).",
 )
 

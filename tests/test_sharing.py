@@ -29,6 +29,22 @@ def merged_steps(optimizations):
     )
 
 
+def random_inputs(seed, rows=(), dtype=np.float32):
+    """Data of N rows and partition ids into PARTS parts, with their placeholders."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((N, *rows)) * 100).astype(dtype)
+    p = rng.integers(0, PARTS, N).astype(np.int32)
+    px = mg.placeholder(mg.as_dtype(x.dtype), shape=x.shape)
+    return x, p, px, mg.placeholder(mg.int32, shape=[N])
+
+
+def assert_partitioned_then_stitched(out, x, p):
+    """``out``: PARTS partitions of x, anything, then x stitched back (masks keep order)."""
+    for k in range(PARTS):
+        np.testing.assert_array_equal(out[k], x[p == k])
+    np.testing.assert_array_equal(out[-1], x)
+
+
 def seed_idiom(x, p, parts=PARTS):
     """The documented idiom: partition the data and its positions alike, stitch them back."""
     data = mg.dynamic_partition(x, p, parts)
@@ -38,12 +54,8 @@ def seed_idiom(x, p, parts=PARTS):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.int64, np.complex64])
 def test_the_seed_idiom_sorts_once_and_gives_the_separate_bits(dtype):
-    rng = np.random.default_rng(1)
-    x = (rng.standard_normal(N) * 100).astype(dtype)
-    p = rng.integers(0, PARTS, N).astype(np.int32)
     with mg.Graph().as_default():
-        px = mg.placeholder(mg.as_dtype(x.dtype), shape=[N])
-        pp = mg.placeholder(mg.int32, shape=[N])
+        x, p, px, pp = random_inputs(1, dtype=dtype)
         data, positions, y = seed_idiom(px, pp)
         fetches = [*data, *positions, y]
         (on, optimizations) = traced(mg.Session(), fetches, {px: x, pp: p})
@@ -52,34 +64,23 @@ def test_the_seed_idiom_sorts_once_and_gives_the_separate_bits(dtype):
     for a, b in zip(on, off, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
-    for k in range(PARTS):  # and the reference: boolean masks keep row-major order
-        np.testing.assert_array_equal(on[k], x[p == k])
+    assert_partitioned_then_stitched(on, x, p)
+    for k in range(PARTS):
         np.testing.assert_array_equal(on[PARTS + k], np.flatnonzero(p == k))
-    np.testing.assert_array_equal(on[-1], x)
 
 
 @pytest.mark.parametrize("rows", [(2,), (3, 4)], ids=["8B", "48B"])
 def test_rows_the_kernel_would_not_sort_run_separately_with_the_same_results(rows):
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((N, *rows)).astype(np.float32)
-    p = rng.integers(0, PARTS, N).astype(np.int32)
     with mg.Graph().as_default():
-        px = mg.placeholder(mg.float32, shape=[N, *rows])
-        pp = mg.placeholder(mg.int32, shape=[N])
+        x, p, px, pp = random_inputs(2, rows)
         data, positions, y = seed_idiom(px, pp)
         out = mg.Session().run([*data, y], {px: x, pp: p})
-    for k in range(PARTS):
-        np.testing.assert_array_equal(out[k], x[p == k])
-    np.testing.assert_array_equal(out[-1], x)
+    assert_partitioned_then_stitched(out, x, p)
 
 
 def test_only_partitions_by_the_same_ids_and_count_merge():
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal(N).astype(np.float32)
-    p = rng.integers(0, PARTS, N).astype(np.int32)
     with mg.Graph().as_default():
-        px = mg.placeholder(mg.float32, shape=[N])
-        pp = mg.placeholder(mg.int32, shape=[N])
+        x, p, px, pp = random_inputs(3)
         a = mg.dynamic_partition(px, pp, PARTS)
         b = mg.dynamic_partition(px * 2.0, pp, PARTS + 1)  # another count
         c = mg.dynamic_partition(px, mg.reverse(pp, [0]), PARTS)  # other ids
@@ -90,12 +91,8 @@ def test_only_partitions_by_the_same_ids_and_count_merge():
 
 def test_a_partition_of_a_partitions_result_is_not_merged_with_it():
     # Stitched back and partitioned again by the same ids: the second depends on the first.
-    rng = np.random.default_rng(4)
-    x = rng.standard_normal(N).astype(np.float32)
-    p = rng.integers(0, PARTS, N).astype(np.int32)
     with mg.Graph().as_default():
-        px = mg.placeholder(mg.float32, shape=[N])
-        pp = mg.placeholder(mg.int32, shape=[N])
+        x, p, px, pp = random_inputs(4)
         data, positions, y = seed_idiom(px, pp)
         doubled = [d * 2.0 for d in data]  # read between the merged steps, moved after them
         again = mg.dynamic_partition(mg.dynamic_stitch(positions, doubled), pp, PARTS)
@@ -127,18 +124,12 @@ def test_errors_name_the_node_the_separate_steps_name(merge):
 
 def test_merging_runs_on_the_simulated_gpu_too(monkeypatch):
     monkeypatch.setattr(mg.config, "simulated_gpu", lambda: True)
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal(N).astype(np.float32)
-    p = rng.integers(0, PARTS, N).astype(np.int32)
     with mg.Graph().as_default():
-        px = mg.placeholder(mg.float32, shape=[N])
-        pp = mg.placeholder(mg.int32, shape=[N])
+        x, p, px, pp = random_inputs(5)
         with mg.device("/gpu:0"):
             data, positions, y = seed_idiom(px, pp)
         out = mg.Session().run([*data, y], {px: x, pp: p})
-    for k in range(PARTS):
-        np.testing.assert_array_equal(out[k], x[p == k])
-    np.testing.assert_array_equal(out[-1], x)
+    assert_partitioned_then_stitched(out, x, p)
 
 
 def test_the_pass_is_switchable():
