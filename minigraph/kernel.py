@@ -30,12 +30,21 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
+_in_pool = threading.local()  # .worker: this thread is one of the kernels' pool
+
+
+def _mark_worker() -> None:
+    _in_pool.worker = True
+
+
 def _thread_pool() -> ThreadPoolExecutor:
     """The kernels' shared pool, made on first use (importing minigraph starts no thread)."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(config.kernel_threads(), "minigraph-kernel")
+            _pool = ThreadPoolExecutor(
+                config.kernel_threads(), "minigraph-kernel", initializer=_mark_worker
+            )
         return _pool
 
 
@@ -197,6 +206,7 @@ class KernelContext:
             or len(items) < 2
             or work_bytes < PARALLEL_MIN_BYTES
             or self.threads < 2
+            or getattr(_in_pool, "worker", False)  # a piece waiting on pieces could deadlock
         ):
             return [fn(x) for x in items]
         # Each piece runs in a copy of this thread's context: NumPy's error state goes along.

@@ -105,3 +105,16 @@ def test_threaded_gather_nd_matches_indexing():
     with g.as_default():
         y = mg.gather_nd(params, idx)
     np.testing.assert_array_equal(mg.Session(g).run(y), params[idx[:, 0]])
+
+
+def test_parallel_map_inside_a_piece_runs_serially_instead_of_waiting_on_itself(monkeypatch):
+    # Both pool threads busy with pieces that split their own work again: the inner pieces
+    # run in the piece's thread (queued on the busy pool they would wait forever).
+    monkeypatch.setattr(mg.config, "kernel_threads", lambda: 2)
+    ctx = KernelContext({}, np, "n", "Op")
+
+    def outer(k):
+        return set(ctx.parallel_map(lambda j: threading.current_thread().name, range(4), 1 << 40))
+
+    for names in ctx.parallel_map(outer, range(2), PARALLEL_MIN_BYTES):
+        assert len(names) == 1 and next(iter(names)).startswith("minigraph-kernel")
