@@ -1,7 +1,8 @@
 """Test-wide settings: every kernel's outputs are checked against shape inference.
 
 ``pytest --fuzz-long`` runs the fuzzers of tests/test_fuzz.py for 100,000 examples each
-(and loads the hypothesis profile "fuzz-long"); CI runs their bounded default.
+(and loads the hypothesis profile "fuzz-long"); CI runs their bounded default, with the
+same draws every run (``--hypothesis-profile=explore`` draws new ones).
 """
 
 import os
@@ -14,6 +15,11 @@ import minigraph as mg
 # ``--hypothesis-profile=fuzz-long`` is the same as ``--fuzz-long`` for tests/test_fuzz.py
 # (which reads the profile's name); other tests keep their own example counts.
 settings.register_profile("fuzz-long", deadline=None)
+# A plain run (CI's) draws the same examples every time, so that it fails for a change and
+# not for a new draw; ``--hypothesis-profile=explore`` (or fuzz-long) draws new ones.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore")
+settings.load_profile("repeatable")
 
 
 def pytest_addoption(parser):
