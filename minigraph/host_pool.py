@@ -21,10 +21,15 @@ from collections import OrderedDict
 
 import numpy as np
 
-__all__ = ["MIN_BYTES", "POOL", "HostPool", "size_class"]
+__all__ = ["ALIGNMENT", "MIN_BYTES", "POOL", "HostPool", "size_class"]
 
 # Smaller arrays come from malloc's free lists (or NumPy's own cache) without faults.
 MIN_BYTES = 1 << 20
+
+# Arrays start at a multiple of this many bytes (TensorFlow's allocator aligns to 64):
+# malloc's large blocks start 16 bytes past a page, so a 64-byte row would straddle two
+# cache lines. The 256 MB parallel stitch's writes: 49-55 ms aligned, 66-69 at 16 past.
+ALIGNMENT = 4096
 
 # A slab is free when this is its reference count: the pool's own, and getrefcount's.
 _FREE_REFS = 2
@@ -71,7 +76,8 @@ class HostPool:
             if slab is None:
                 return None
             # A view keeps the slab as its base: taken until every view of it is gone.
-            return slab[:nbytes].view(dtype).reshape(shape)
+            start = -slab.__array_interface__["data"][0] % ALIGNMENT
+            return slab[start : start + nbytes].view(dtype).reshape(shape)
 
     def trim(self, limit: int) -> None:
         """Drop free slabs, oldest class first, until at most ``limit`` bytes are held."""
@@ -95,7 +101,7 @@ class HostPool:
         if self._held + cls > limit:
             return None
         try:
-            slab = np.empty(cls, np.uint8)
+            slab = np.empty(cls + ALIGNMENT, np.uint8)
         except MemoryError:
             return None
         self._slabs.setdefault(cls, []).append(slab)

@@ -8,7 +8,7 @@ import pytest
 
 import minigraph as mg
 from minigraph import host_pool
-from minigraph.host_pool import MIN_BYTES, HostPool, size_class
+from minigraph.host_pool import ALIGNMENT, MIN_BYTES, HostPool, size_class
 from minigraph.kernel import KernelContext
 
 F32 = np.dtype(np.float32)
@@ -55,6 +55,13 @@ def test_taken_arrays_have_the_shape_and_dtype_asked_for():
     x = pool.take((3, MIN_BYTES // 8), np.dtype(np.complex64), LIMIT)
     assert x.shape == (3, MIN_BYTES // 8) and x.dtype == np.complex64
     assert x.flags.c_contiguous and x.flags.writeable and x.base.nbytes >= x.nbytes
+
+
+def test_taken_arrays_start_on_an_aligned_address():
+    # A 64-byte row must not straddle two cache lines, as at malloc's 16 bytes past a page.
+    pool = HostPool()
+    for n in (MIN_BYTES, MIN_BYTES + 24, 3 * MIN_BYTES):
+        assert address(pool.take((n,), np.dtype(np.uint8), LIMIT)) % ALIGNMENT == 0
 
 
 def test_small_and_object_arrays_are_not_pooled():
