@@ -178,10 +178,11 @@ def _worker() -> None:
             say({"error": f"{type(e).__name__}: {e}"})
 
 
-def _aligned(a: np.ndarray, alignment: int = 64) -> np.ndarray:
+def aligned(a: np.ndarray, alignment: int = 64) -> np.ndarray:
     """``a`` in a 64-byte-aligned buffer: TensorFlow copies every fed array that is not
     (NumPy's large arrays start 16 bytes past a page), which cost it about 1.5x the floor
-    per 256 MB input here; aligned feeds give TensorFlow its best case."""
+    per 256 MB input here; aligned feeds give TensorFlow its best case. benchmarks/ops.py
+    feeds minigraph the same aligned arrays, so both read their rows alike."""
     if a.ctypes.data % alignment == 0:
         return a
     buf = np.empty(a.nbytes + alignment, np.uint8)
@@ -197,7 +198,7 @@ def _serve(tf: Any, median_seconds: Any, req: dict) -> dict:
     with open(req["graph"], "rb") as f:
         gd = tf.compat.v1.GraphDef.FromString(f.read())
     with np.load(req["inputs"]) as z:
-        inputs = {k: _aligned(z[k]) for k in req["feeds"]}
+        inputs = {k: aligned(z[k]) for k in req["feeds"]}
     fetch_names = req["fetches"]
     seconds: dict[str, float] = {}
     outputs: dict[str, str] = {}
