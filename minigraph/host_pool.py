@@ -79,10 +79,13 @@ class HostPool:
             start = -slab.__array_interface__["data"][0] % ALIGNMENT
             return slab[start : start + nbytes].view(dtype).reshape(shape)
 
-    def trim(self, limit: int) -> None:
-        """Drop free slabs, oldest class first, until at most ``limit`` bytes are held."""
+    def trim(self, limit: int) -> int:
+        """Drop free slabs, oldest class first, until at most ``limit`` bytes are held; the
+        bytes dropped."""
         with self._lock:
-            self._drop_free(self._held - limit)
+            held = self._held
+            self._drop_free(held - limit)
+            return held - self._held
 
     def _free_slab(self, cls: int) -> np.ndarray | None:
         slabs = self._slabs.get(cls)

@@ -180,11 +180,12 @@ class KernelContext:
                         flat = out.reshape(-1)
                         self.parallel_slices(lambda s: flat[s].fill(fill), flat.size, out.nbytes)
                     return out
-            if fill is None:
-                return self.xp.empty(shape, dtype)
-            if fill == 0:
-                return self.xp.zeros(shape, dtype)
-            return self.xp.full(shape, fill, dtype)
+            try:
+                return self._new(shape, dtype, fill)
+            except MemoryError:
+                if self.xp is not np or not host_pool.POOL.trim(0):
+                    raise
+                return self._new(shape, dtype, fill)  # with the pool's free buffers released
         except MemoryError as e:
             nbytes = np.dtype(dtype).itemsize * int(np.prod(shape, dtype=object))
             self.fail(
@@ -192,6 +193,13 @@ class KernelContext:
                 f"needed ({e or 'MemoryError'})",
                 errors.ResourceExhaustedError,
             )
+
+    def _new(self, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
+        if fill is None:
+            return self.xp.empty(shape, dtype)
+        if fill == 0:
+            return self.xp.zeros(shape, dtype)
+        return self.xp.full(shape, fill, dtype)
 
     def parallel_map(self, fn: Callable[[Any], Any], items: Iterable[Any], work_bytes: int) -> list:
         """``[fn(x) for x in items]``, split over threads when on the CPU and worth it.

@@ -161,3 +161,29 @@ def test_results_kept_across_runs_keep_their_values(pool_size):
             third = s.run(y, {x: np.full(SHAPE, 3, np.float32)})
     assert (first == 1).all() and (third == 3).all()
     assert not np.shares_memory(first, third)
+
+
+def test_an_allocation_out_of_memory_releases_the_pools_free_buffers_and_tries_again(
+    pool_size, monkeypatch
+):
+    pool_size(LIMIT)
+    ctx = KernelContext({}, np, "n", "Op")
+    ctx.allocate(SHAPE, np.float32)  # a buffer in the pool, free again at once
+    assert host_pool.POOL.held_bytes > 0
+    real_empty, calls = np.empty, []
+
+    def empty_failing_once(shape, dtype=float, *args, **kwargs):
+        calls.append(shape)
+        if len(calls) == 1:
+            raise MemoryError("no memory left")
+        return real_empty(shape, dtype, *args, **kwargs)
+
+    pool_size(LIMIT)
+    monkeypatch.setattr(host_pool.POOL, "take", lambda *a: None)  # as for a too-large array
+    monkeypatch.setattr(np, "empty", empty_failing_once)
+    out = ctx.allocate((3,), np.float32)
+    assert out.shape == (3,) and len(calls) == 2 and host_pool.POOL.held_bytes == 0
+    calls.clear()
+    monkeypatch.setattr(np, "empty", lambda *a, **k: (_ for _ in ()).throw(MemoryError()))
+    with pytest.raises(mg.errors.ResourceExhaustedError, match="OOM when allocating"):
+        ctx.allocate((3,), np.float32)  # nothing left to release: the error names the node
