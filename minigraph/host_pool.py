@@ -10,7 +10,8 @@ as its ``base``, so a slab is free exactly when the pool holds its only referenc
 
 Only buffers of at least :data:`MIN_BYTES` are pooled; the pool holds at most
 ``mg.config.host_pool_bytes()`` in all (0 turns it off), in use or free, and drops free
-slabs, oldest first, to make room.
+slabs, oldest first, to make room. An allocation that runs out of memory drops every free
+slab and tries once more (``KernelContext.empty``).
 """
 
 from __future__ import annotations
