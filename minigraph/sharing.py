@@ -29,13 +29,12 @@ SHARED_OP = "_SharedInput"
 
 
 class Member(NamedTuple):
-    """One step of a merged group: its node, attrs, and how many inputs (besides the
-    shared one) and outputs it has."""
+    """One step of a merged group: its node, attrs, and how many inputs it has besides the
+    shared one."""
 
     node_name: str
     attrs: dict[str, Any]
     inputs: int
-    outputs: int
 
 
 define_internal_op(
@@ -154,7 +153,7 @@ def _merged_proto(steps: Sequence[Any]) -> Any:
     for p in steps:
         others = [s for i, s in enumerate(p.inputs) if i != position]
         inputs.extend(others)
-        members.append(Member(p.name, dict(p.attrs), len(others), len(p.outputs)))
+        members.append(Member(p.name, dict(p.attrs), len(others)))
     inputs.append(last.inputs[position])
     outputs = tuple(o for p in steps for o in p.outputs)
     specs = tuple(s for p in steps for s in p.specs)
