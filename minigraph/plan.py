@@ -103,10 +103,12 @@ def build_plan(
         outs = []
         for i, host in enumerate(_host_flags(node, outputs=True)):
             out = Output(Operation(node), i)
+            # A fed output keeps its feed slot for its readers; the step writes a slot of
+            # its own that nothing reads (a node runs when some other output is needed).
+            outs.append(len(where))
+            where.append("CPU:0" if host else device)
             if out not in slot:
-                slot[out] = len(where)
-                where.append("CPU:0" if host else device)
-            outs.append(slot[out])
+                slot[out] = outs[-1]
         protos.append(
             _Proto(
                 node.op_def,

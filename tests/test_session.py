@@ -49,6 +49,20 @@ def test_feeds_by_output_and_by_name(graph):
         assert sess.run(z, {y: [[10.0, 20.0]]}).tolist() == [[11, 21]]
 
 
+def test_feeding_one_output_of_a_node_that_still_runs_for_another():
+    # The node runs for its unfed output; readers of the fed output see the feed.
+    g = mg.Graph()
+    with g.as_default():
+        data = mg.constant(np.arange(6, dtype=np.float32))
+        evens, odds = mg.dynamic_partition(data, [0, 1, 0, 1, 0, 1], 2)
+        a, b = evens * 2.0, odds * 3.0
+    with mg.Session(g) as sess:
+        got_a, got_b, got_evens = sess.run([a, b, evens], {evens: np.array([100.0], np.float32)})
+        assert got_a.tolist() == [200] and got_b.tolist() == [3, 9, 15]
+        assert got_evens.tolist() == [100]
+        assert sess.run(a).tolist() == [0, 4, 8]  # unfed: the node's own output
+
+
 def test_feed_checks_name_the_placeholder(graph):
     g, x, y, z = graph
     with mg.Session(g) as sess:
