@@ -181,6 +181,8 @@ class OpDef:
     aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
     elementwise: Elementwise | None = None  # how elementwise fusion may run it in place
     shared: SharedInput | None = None  # how steps that share an input may run as one
+    # What the plan knows of a step's inputs, as attrs for its kernel (see optimizer.py).
+    input_facts: Callable[..., Mapping[str, Any] | None] | None = None
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     @property

@@ -12,6 +12,10 @@ raises the same errors. What a pass may touch:
   ``max_folded_constant_in_bytes``; a step that fails is left to fail at run time. A copy
   of a constant to a GPU becomes a constant there (copied once per plan, not per run).
   Steps on a GPU are not folded: the GPU's float sums may round differently.
+- ``input_facts``: a step whose op registered input facts (``register_input_facts``) is
+  told what holds of its inputs by how they were made, as attrs for its kernel: a
+  DynamicStitch whose indices are distinct parts of one DynamicPartition of a Range skips
+  its check for repeated indices. Nothing is removed.
 - ``shared_input_merging``: steps of one op that read the same value where the op does
   its main work once for all of them (DynamicPartitions by the same partitions: one sort)
   become one step (see :mod:`minigraph.sharing`).
@@ -57,6 +61,7 @@ class OptimizerOptions:
     remove_identity: bool = True
     do_elementwise_fusion: bool = True
     do_shared_input_merging: bool = True
+    do_input_facts: bool = True
     max_folded_constant_in_bytes: int = 10 * 1024 * 1024
 
     def __post_init__(self) -> None:
@@ -66,6 +71,7 @@ class OptimizerOptions:
             "remove_identity",
             "do_elementwise_fusion",
             "do_shared_input_merging",
+            "do_input_facts",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -82,6 +88,7 @@ class OptimizerOptions:
             remove_identity=False,
             do_elementwise_fusion=False,
             do_shared_input_merging=False,
+            do_input_facts=False,
         )
 
 
@@ -104,6 +111,8 @@ def optimize(
         passes.append(("common_subexpression_elimination", _eliminate_common))
     if options.do_constant_folding:
         passes.append(("constant_folding", _fold_constants))
+    if options.do_input_facts:
+        passes.append(("input_facts", _learn_input_facts))
     if options.do_shared_input_merging:
         passes.append(("shared_input_merging", _with_places(merge_shared_inputs, places or {})))
     if options.do_elementwise_fusion:
@@ -160,6 +169,22 @@ def _with_places(
         return run(_rewire(protos, alias), keep, places)
 
     return adapted
+
+
+def _learn_input_facts(
+    protos: list[Any], keep: frozenset[int], alias: dict[int, int], options: OptimizerOptions
+) -> tuple[list[Any], int]:
+    protos = _rewire(protos, alias)
+    maker = {o: (p, i) for p in protos for i, o in enumerate(p.outputs)}
+    out, told = [], 0
+    for p in protos:
+        learn = p.op_def.input_facts
+        facts = learn(p, maker.get) if learn is not None else None
+        if facts:
+            p = replace(p, attrs={**p.attrs, **facts})
+            told += 1
+        out.append(p)
+    return out, told
 
 
 def _hashable(value: Any) -> Any:

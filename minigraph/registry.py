@@ -14,6 +14,7 @@ __all__ = [
     "define_internal_op",
     "register_kernel",
     "register_shared_kernel",
+    "register_input_facts",
     "lookup_op",
     "lookup_kernel",
     "registered_ops",
@@ -122,6 +123,23 @@ def register_shared_kernel(
         if op_def.shared is not None:
             raise ValueError(f"a shared-input kernel for {op!r} is already registered")
         op_def.shared = SharedInput(input, tuple(attrs), fn)
+        return fn
+
+    return deco
+
+
+def register_input_facts(op: str) -> Callable[[Callable], Callable]:
+    """Decorator: ``@register_input_facts("DynamicStitch")`` registers ``fn(step, producer)``,
+    which the optimizer's input-facts pass calls on each plan step of ``op``: ``producer(slot)``
+    is ``(step, output index)`` of the step that writes a value slot (None for a feed), and
+    ``fn`` returns attrs (named with a leading ``_``) that tell the kernel what holds of its
+    inputs by construction, or None."""
+
+    def deco(fn: Callable) -> Callable:
+        op_def = lookup_op(op)
+        if op_def.input_facts is not None:
+            raise ValueError(f"input facts for {op!r} are already registered")
+        op_def.input_facts = fn
         return fn
 
     return deco

@@ -22,7 +22,12 @@ from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import WORDS, check_in_range, host_array, put_rows, shape_str
 from minigraph.ops.duplicates import occurrences, winners
-from minigraph.registry import define_op, register_kernel, register_shared_kernel
+from minigraph.registry import (
+    define_op,
+    register_input_facts,
+    register_kernel,
+    register_shared_kernel,
+)
 from minigraph.shapes import TensorShape, merge, merge_prefix, unknown_shape
 from minigraph.wrappers import make_builder, make_wrapper_class
 
@@ -287,13 +292,17 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     rows = [_rows(xp, d, i.size, row) for i, d in zip(host, data)]
     if xp is not np:
         idx = [i.reshape(-1).astype(np.intp) for i in host]
-        return _unrows(_stitch_on_device(ctx, idx, rows, first_dim), dtype, extra)
+        out = _stitch_on_device(ctx, idx, rows, first_dim, ctx.attrs.get(_DISTINCT, False))
+        return _unrows(out, dtype, extra)
     sizes = [i.size for i in host]
+    distinct = ctx.attrs.get(_DISTINCT, False) or (
+        sum(sizes) <= first_dim and _stitch_distinct(ctx, host, first_dim) == sum(sizes)
+    )
     # Each list straight into the output: about 2x faster than an inverse map, then
     # a concatenation of the data and one gather. Where an index repeats, only the
     # (m, i) that wins it is written, so every output row is written once. Rows that
     # no index names stay zero; zeroed memory costs no more than empty memory.
-    if sum(sizes) <= first_dim and _stitch_distinct(ctx, host, first_dim) == sum(sizes):
+    if distinct:
         fill = 0 if sum(sizes) < first_dim else None
         out = ctx.allocate((first_dim, *rows[0].shape[1:]), rows[0].dtype, fill=fill)
 
@@ -373,7 +382,9 @@ def _stitch_winners(
     ctx.parallel_map(put, range(len(host)), out.nbytes)
 
 
-def _stitch_on_device(ctx: KernelContext, idx: list[np.ndarray], rows: list[Any], n: int) -> Any:
+def _stitch_on_device(
+    ctx: KernelContext, idx: list[np.ndarray], rows: list[Any], n: int, distinct: bool
+) -> Any:
     """The GPU's stitch, with no device sync and the repeats resolved on the device.
 
     The lists are written in order on one stream, so a later list's rows land over an
@@ -385,8 +396,29 @@ def _stitch_on_device(ctx: KernelContext, idx: list[np.ndarray], rows: list[Any]
     for i, r in zip(idx, rows):
         if i.size:
             i = xp.asarray(i)
-            out[i] = xp.take(r, winners(xp, i, n, last=True), axis=0)
+            out[i] = r if distinct else xp.take(r, winners(xp, i, n, last=True), axis=0)
     return out
+
+
+# The attr the input-facts pass sets on a stitch whose indices cannot repeat.
+_DISTINCT = "_distinct_indices"
+
+
+@register_input_facts("DynamicStitch")
+@register_input_facts("ParallelDynamicStitch")
+def _stitch_input_facts(step: Any, producer: Callable[[int], Any]) -> dict[str, bool] | None:
+    """Indices that are distinct outputs of one DynamicPartition of an integer Range (the
+    seed idiom) never repeat: the kernel need not look for repeats (16M indices: 32 ms)."""
+    made = [producer(s) for s in step.inputs[: step.input_lengths[0]]]
+    if not made or None in made or len({id(p) for p, _ in made}) != 1:
+        return None
+    partition = made[0][0]
+    if partition.op_def.name != "DynamicPartition" or len({i for _, i in made}) < len(made):
+        return None
+    source = producer(partition.inputs[0])
+    if source is None or source[0].op_def.name != "Range":
+        return None
+    return {_DISTINCT: True} if source[0].specs[0].dtype.is_integer else None
 
 
 DynamicStitch = make_wrapper_class(DYNAMIC_STITCH)

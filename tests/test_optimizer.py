@@ -158,3 +158,89 @@ def test_optimizations_are_listed_in_the_trace(any_device):
 def test_options_of_the_wrong_kind_are_refused(make, error):
     with pytest.raises(error):
         make()
+
+
+def _seed_idiom(parts=3):
+    """The seed composition: data and range(n) partitioned alike, then stitched back."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[None, 2], name="x")
+        p = mg.placeholder(mg.int32, shape=[None], name="p")
+        data = mg.dynamic_partition(x, p, parts)
+        pos = mg.dynamic_partition(mg.range(mg.shape(x)[0]), p, parts)
+    return g, x, p, data, pos
+
+
+def _stitch_reference(indices, data):
+    """DynamicStitch by its definition: lists in order, each row written in turn."""
+    n = max((int(i.max()) + 1 for i in indices if i.size), default=0)
+    out = np.zeros((n, *data[0].shape[indices[0].ndim :]), data[0].dtype)
+    for i, d in zip(indices, data):
+        for j, row in zip(i.reshape(-1).tolist(), d.reshape(-1, *out.shape[1:])):
+            out[j] = row
+    return out
+
+
+def test_a_stitch_of_a_partitioned_range_is_told_its_indices_are_distinct(any_device, monkeypatch):
+    from minigraph.ops import data_flow_ops
+
+    g, x, p, data, pos = _seed_idiom()
+    with g.as_default():
+        y = mg.dynamic_stitch(pos, [d * 2.0 for d in data])
+    plan = plan_for([y], [x, p])
+    assert any(line.startswith("input_facts: 1 steps") for line in plan.optimizations)
+    feed = {x: np.arange(14, dtype=np.float32).reshape(7, 2), p: [2, 0, 1, 0, 2, 1, 1]}
+    expected = np.arange(14, dtype=np.float32).reshape(7, 2) * 2
+    on, off = run_both(g, [y], feed)
+    assert_same(on, off)
+    np.testing.assert_array_equal(on[0], expected)
+
+    def no_check(*args, **kwargs):
+        raise AssertionError("the repeat check ran")
+
+    # The host looks for repeats with one scatter of marks, a GPU with winners().
+    check = "winners" if any_device == "gpu" else "_stitch_distinct"
+    monkeypatch.setattr(data_flow_ops, check, no_check)
+    told = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=OptimizerOptions()))
+    np.testing.assert_array_equal(mg.Session(g, config=told).run(y, feed), expected)
+    with pytest.raises(errors.InternalError, match="repeat check"):
+        mg.Session(g, config=NO_OPT).run(y, feed)
+
+
+@pytest.mark.parametrize("case", ["one part twice", "not a range", "two partitions"])
+def test_a_stitch_whose_indices_may_repeat_is_told_nothing(case):
+    g, x, p, data, pos = _seed_idiom()
+    with g.as_default():
+        if case == "one part twice":
+            indices, values = [pos[0], pos[1], pos[0]], [data[0], data[1], data[0] + 1.0]
+        elif case == "not a range":
+            same = mg.dynamic_partition(mg.zeros_like(mg.range(mg.shape(x)[0])), p, 3)
+            indices, values = same, data
+        else:
+            other = mg.dynamic_partition(mg.range(mg.shape(x)[0]), 2 - p, 3)
+            indices, values = [pos[0], other[0]], [data[0], data[2] + 1.0]
+        y = mg.dynamic_stitch(indices, values)
+    assert not any(line.startswith("input_facts") for line in plan_for([y], [x, p]).optimizations)
+    feed = {x: np.arange(14, dtype=np.float32).reshape(7, 2), p: [2, 0, 1, 0, 2, 1, 1]}
+    on, off = run_both(g, [y], feed)
+    assert_same(on, off)
+    got_indices, got_values = mg.Session(g, config=NO_OPT).run([indices, values], feed)
+    np.testing.assert_array_equal(on[0], _stitch_reference(got_indices, got_values))
+
+
+def test_a_fed_part_of_a_partitioned_range_is_not_trusted():
+    # A feed may repeat indices: the stitch must look for repeats in it.
+    g, x, p, data, pos = _seed_idiom(parts=2)
+    with g.as_default():
+        y = mg.dynamic_stitch(pos, data)
+    feed = {
+        x: np.arange(8, dtype=np.float32).reshape(4, 2),
+        p: [0, 1, 1, 0],
+        pos[0]: np.array([1, 1], np.int32),
+    }
+    on, off = run_both(g, [y], feed)
+    assert_same(on, off)
+    fed_parts = mg.Session(g).run(data, feed)
+    np.testing.assert_array_equal(
+        on[0], _stitch_reference([np.array([1, 1]), np.array([1, 2])], fed_parts)
+    )
