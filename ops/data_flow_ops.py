@@ -522,10 +522,14 @@ _MASKED_WORD_PARTITIONS = 5
 _MASKED_PARTITIONS = 16
 # The masks work on blocks of about this many bytes of data (they stay in cache).
 _PARTITION_BLOCK_BYTES = 1 << 20
-# The counting sort sorts blocks of this many rows: NumPy's radix argsort of 8-bit keys
-# costs about 3 ns a row on blocks of 8-64K rows, 11 ns on blocks of 256K. It makes at
-# most _PARTITION_SEGMENTS (block, partition) segments, so that gathering them stays cheap.
-_PARTITION_SORT_ROWS = 1 << 15
+# The counting sort sorts blocks of this many rows. NumPy's radix argsort of 8-bit keys
+# costs about 2.2 ns a row at any size, but its order (8 bytes a row) is a new array:
+# past about 64K rows, glibc maps it fresh (and page-faults it) more and more often, 11
+# ns a row at 256K. Fewer, larger blocks make fewer segments to gather: 16M float32 into
+# 16 parts, Session runs interleaved (5 best of 11, ms): 63-67 with 64K rows, 72-76 with
+# 32K, 75-99 with 128K (15K page faults a run). It makes at most _PARTITION_SEGMENTS
+# (block, partition) segments, so that gathering them stays cheap.
+_PARTITION_SORT_ROWS = 1 << 16
 _PARTITION_SEGMENTS = 1 << 15
 
 
@@ -593,13 +597,13 @@ def _partition_blocked(
     """The counting sort of :func:`_partition_sorted`, block by block (NumPy only), of each
     of ``rows`` (1-D, as long as ``ids``) by the same ids: one sort for all of them.
 
-    One sort over all rows misses the cache and NumPy's radix argsort slows down 3-4x
-    per row past about 64K rows. Each block of _PARTITION_SORT_ROWS rows is sorted by
-    partition id on its own (8- or 16-bit keys, a radix argsort) and gathered in that
-    order into one scratch buffer, leaving it grouped into one segment per partition;
-    partition k is then the concatenation of segment k of every block, in block order
-    (so the split stays stable), written into one output buffer. Blocks, then
-    partitions, are split over both cores. 16M float32 (min of 7, 2026-12-03): into
+    One sort over all rows gathers from all of memory at random, and its order is a
+    fresh 8 bytes a row (see _PARTITION_SORT_ROWS). Each block of _PARTITION_SORT_ROWS
+    rows is sorted by partition id on its own (8- or 16-bit keys, a radix argsort) and
+    gathered in that order into one scratch buffer, leaving it grouped into one segment
+    per partition; partition k is then the concatenation of segment k of every block, in
+    block order (so the split stays stable), written into one output buffer. Blocks,
+    then partitions, are split over both cores. 16M float32 (min of 7, 2026-12-03): into
     16 parts 95 ms against 147 for one 2-D argsort of 1 MB blocks and a gather (122
     against 146 on one thread); into 8, 75 against 96 for masks by blocks (117
     against 205 on one thread). The sort is about 70% of the work (16M into 8 on one
