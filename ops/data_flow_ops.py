@@ -592,10 +592,12 @@ def _concatenated(
 
 
 def _partition_blocked(
-    ctx: KernelContext, rows: list[np.ndarray], ids: np.ndarray, num_partitions: int
+    ctx: KernelContext, rows: list[np.ndarray], partitions: np.ndarray, num_partitions: int
 ) -> list[list[Any]]:
     """The counting sort of :func:`_partition_sorted`, block by block (NumPy only), of each
-    of ``rows`` (1-D, as long as ``ids``) by the same ids: one sort for all of them.
+    of ``rows`` (1-D, as long as ``partitions`` has entries) by the same partitions: one
+    sort for all of them. It checks that the partitions are in range, block by block
+    while they are in cache (a pass over 16M int32 of its own costs 3 ms).
 
     One sort over all rows gathers from all of memory at random, and its order is a
     fresh 8 bytes a row (see _PARTITION_SORT_ROWS). Each block of _PARTITION_SORT_ROWS
@@ -609,10 +611,14 @@ def _partition_blocked(
     against 205 on one thread). The sort is about 70% of the work (16M into 8 on one
     thread: 86 ms of 122), so partitions of several arrays by one ids share it.
     """
+    ids = partitions.reshape(-1)
     size = ids.size
     blocks = min(-(-size // _PARTITION_SORT_ROWS), _PARTITION_SEGMENTS // num_partitions)
     if blocks < 2:
+        check_in_range(ctx.fail, "partitions", partitions, num_partitions)
         return [_partition_sorted(np, r, ids, num_partitions) for r in rows]
+    unsigned = ids.view(f"u{ids.itemsize}")  # a negative id is a large unsigned one
+    in_range = [True]
     block = -(-size // blocks)
     blocks = -(-size // block)
     key = _key_dtype(np, num_partitions - 1)  # 8 or 16 bits: at most 2**14 partitions here
@@ -625,6 +631,9 @@ def _partition_blocked(
     def sort_blocks(part: slice) -> None:
         for b in range(part.start, part.stop):
             start = b * block
+            if int(unsigned[start : start + block].max()) >= num_partitions:
+                in_range[0] = False
+                return
             keys = ids[start : start + block].astype(key)
             order = np.argsort(keys, kind="stable")
             for r, scratch in zip(rows, scratches):
@@ -639,6 +648,8 @@ def _partition_blocked(
             begins[b, :num_partitions] += start
 
     ctx.parallel_slices(sort_blocks, blocks, sum(r.nbytes for r in rows))
+    if not in_range[0]:
+        check_in_range(ctx.fail, "partitions", partitions, num_partitions)  # finds the first
     firsts, lasts = begins[:, :-1].T.tolist(), begins[:, 1:].T.tolist()
     counts = (begins[:, 1:] - begins[:, :-1]).sum(axis=0).tolist()
     return [
@@ -667,20 +678,21 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
             f"data.shape must start with partitions.shape, got data.shape = "
             f"{shape_str(data.shape)}, partitions.shape = {shape_str(partitions.shape)}"
         )
-    check_in_range(ctx.fail, "partitions", partitions, n)
     extra = tuple(data.shape[partitions.ndim :])
     ids = partitions.reshape(-1)
     rows = _rows(xp, data, ids.size, _prod(extra))
+    if xp is np and rows.ndim == 1 and n > _MASKED_WORD_PARTITIONS:
+        # Rows of 8 bytes or less into many parts: the blocked sort checks the ids itself.
+        (parts,) = _partition_blocked(ctx, [rows], partitions, n)
+        return [_unrows(p, data.dtype, extra) for p in parts]
+    check_in_range(ctx.fail, "partitions", partitions, n)
     if xp is not np:
         # One sort on the GPU: a compress per partition would cost a device sync each.
         parts = _partition_sorted(xp, rows, ids, n)
     elif rows.ndim == 1:
         # Rows of 8 bytes or less, in blocks; longer ones fill whole cache lines, and there
         # the blocks' extra copy costs more than it saves (see _MASKED_PARTITIONS).
-        if n <= _MASKED_WORD_PARTITIONS:
-            parts = _partition_masked_blocks(ctx, rows, ids, n)
-        else:
-            (parts,) = _partition_blocked(ctx, [rows], ids, n)
+        parts = _partition_masked_blocks(ctx, rows, ids, n)
     elif n <= _MASKED_PARTITIONS:
         # One boolean mask and one compress pass per partition, no sort.
         parts = ctx.parallel_map(
@@ -711,8 +723,7 @@ def _dynamic_partition_shared(
     rows = [_rows(np, d, ids.size, _prod(e)) for d, e in zip(datas, extras)]
     if any(r.ndim != 1 for r in rows):
         return None
-    check_in_range(ctx.fail, "partitions", partitions, n)  # as the first member's kernel
-    parts = _partition_blocked(ctx, rows, ids, n)
+    parts = _partition_blocked(ctx, rows, partitions, n)  # fails as the first member would
     return [[_unrows(p, d.dtype, e) for p in ps] for ps, d, e in zip(parts, datas, extras)]
 
 

@@ -591,6 +591,27 @@ def test_partition_sort_block_edges(monkeypatch, size, segments):
         assert_same(out, np.array(e, np.float64))
 
 
+@pytest.mark.parametrize("bad", [[(700, 9)], [(900, -1), (700, 8)], [(5, 2**31 - 1), (999, -7)]])
+@pytest.mark.parametrize("shared", [False, True])
+def test_partition_sort_names_the_first_bad_id(monkeypatch, bad, shared):
+    # The blocked sort checks ids block by block, the blocks on both cores; the error
+    # still names the first bad entry in flat order, as TensorFlow does.
+    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
+    p = (np.arange(1000) % 8).astype(np.int32).reshape(10, 100)
+    for pos, value in bad:
+        p.flat[pos] = value
+    first, value = min(bad)
+    data = np.zeros(1000, np.float32).reshape(10, 100)
+
+    def build(d, q):
+        also = mg.dynamic_partition(d * 2.0, q, 8) if shared else []  # one sort for both
+        return mg.dynamic_partition(d, q, 8) + also
+
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        run(build, data, p)
+    assert f"partitions[{first // 100},{first % 100}] = {value} is not in [0, 8)" in str(e.value)
+
+
 @pytest.mark.parametrize("n", [2, 8])
 def test_partition_under_a_cap_the_input_is_over(monkeypatch, n, any_device):
     # Each output is under the Session's cap; the input (and the sort's buffers) are not.
