@@ -173,10 +173,11 @@ def _read_free_memory() -> int:
 
 
 def free_memory() -> int:
-    """The machine's free memory in bytes (MemAvailable, else physical memory), cached 1 s."""
+    """The machine's free memory in bytes (MemAvailable, else physical memory), with the
+    host pool's free buffers (the system counts them as used), cached 1 s."""
     now = time.monotonic()
     if now - _free[0] > _FREE_MEMORY_TTL:
-        _free[1] = _read_free_memory()
+        _free[1] = _read_free_memory() + host_pool.POOL.free_bytes()
         _free[0] = now
     return int(_free[1])
 

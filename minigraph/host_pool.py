@@ -60,6 +60,17 @@ class HostPool:
         """Bytes of every slab, in use or free."""
         return self._held
 
+    def free_bytes(self) -> int:
+        """Bytes of the slabs no array uses now: memory the pool can hand out again, which
+        the operating system counts as used."""
+        with self._lock:
+            return sum(
+                cls
+                for cls, slabs in self._slabs.items()
+                for k in range(len(slabs))
+                if _is_free(slabs, k)
+            )
+
     def take(self, shape: tuple[int, ...], dtype: np.dtype, limit: int) -> np.ndarray | None:
         """An uninitialised C-ordered array of ``shape`` and ``dtype`` from the pool, or
         None when it is too small to pool, or no slab is free and ``limit`` bytes of

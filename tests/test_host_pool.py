@@ -50,6 +50,26 @@ def test_a_buffer_is_reused_only_once_nothing_refers_to_it():
     assert address(d) == where and pool.held_bytes == 3 * size_class(MIN_BYTES)
 
 
+def test_free_bytes_counts_the_buffers_nothing_uses():
+    pool = HostPool()
+    a, b = pool.take(SHAPE, F32, LIMIT), pool.take((2 * SHAPE[0],), F32, LIMIT)
+    assert pool.free_bytes() == 0
+    del a
+    assert pool.free_bytes() == size_class(MIN_BYTES)
+    del b
+    assert pool.free_bytes() == size_class(MIN_BYTES) + size_class(2 * MIN_BYTES)
+
+
+def test_free_memory_counts_the_pools_free_buffers(monkeypatch):
+    # The system counts the pool's free buffers as used; a tensor may still have them.
+    monkeypatch.setattr(mg.config, "_read_free_memory", lambda: 10 * MIN_BYTES)
+    monkeypatch.setattr(host_pool, "POOL", HostPool())
+    monkeypatch.setattr(mg.config, "_free", [0.0, 0])  # nothing cached
+    held = host_pool.POOL.take(SHAPE, F32, LIMIT)
+    del held
+    assert mg.config.free_memory() == 10 * MIN_BYTES + size_class(MIN_BYTES)
+
+
 def test_taken_arrays_have_the_shape_and_dtype_asked_for():
     pool = HostPool()
     x = pool.take((3, MIN_BYTES // 8), np.dtype(np.complex64), LIMIT)
