@@ -320,6 +320,28 @@ def test_duplicates_on_both_resolution_paths(
     assert_scatter_result(any_device, rule, out, tensor, indices, updates)
 
 
+@pytest.mark.parametrize("hot", [0, 400], ids=["spread", "one hot offset"])
+@pytest.mark.parametrize("rule", ["add", "sub", "min", "max"])
+@pytest.mark.parametrize("slice_shape", [(), (3,)], ids=["elements", "slices"])
+def test_repeats_applied_round_by_round(
+    hot: int, rule: str, slice_shape: tuple, any_device: str
+) -> None:
+    # On the host, the r-th update of every offset goes in round r; spread offsets take
+    # several rounds, and the hot offset's many updates end the rounds early (the rest in
+    # one fold or ufunc.at). Either way each offset sees the loop's sequence, bit for bit:
+    # NaN, -0.0 and 0.0 among the values.
+    rng = np.random.default_rng(11)
+    spread = rng.integers(0, 4000, size=1000 - hot)
+    offsets = rng.permutation(np.concatenate([spread, np.full(hot, 7)]))
+    indices = offsets.reshape(-1, 1).astype(np.int32)
+    updates = rng.choice([np.nan, -0.0, 0.0, 1.5, -2.25, 1e30, 3.0], (1000,) + slice_shape)
+    updates = (updates * rng.random(updates.shape).round(1)).astype(np.float32)
+    tensor = rng.choice([np.nan, -0.0, 0.0, 1.0, 2.0], (4000,) + slice_shape).astype(np.float32)
+    builder = getattr(mg, f"tensor_scatter_nd_{rule}")
+    out = run_fed(builder, tensor, indices, updates)
+    assert_scatter_result(any_device, rule, out, tensor, indices, updates)
+
+
 @pytest.mark.parametrize(
     "dtype, slice_shape",
     [
