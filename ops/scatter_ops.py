@@ -54,7 +54,7 @@ BUILDERS = (
 )
 
 
-# Combine = fn(xp, out_rows, flat, update_rows): applies the update rows in place.
+# Combine = fn(ctx, out_rows, flat, update_rows): applies the update rows in place.
 Combine = Callable[[Any, Any, Any, Any], None]
 
 
@@ -67,8 +67,9 @@ def _select(xp: Any, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
     return xp.take(flat, where), xp.take(upd, where, axis=0)
 
 
-def _assign(xp: Any, out: Any, flat: Any, upd: Any) -> None:
+def _assign(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
     """TensorScatterUpdate: the last update in index order wins."""
+    xp = ctx.xp
     if xp is not np:
         # Every row naming an offset writes that offset's last row, so racing writes agree:
         # no compaction, and no device sync.
@@ -110,6 +111,7 @@ def _position_slots(out: np.ndarray, n: int) -> np.ndarray | None:
 
 
 def _in_rounds(
+    ctx: KernelContext,
     out: np.ndarray,
     flat: np.ndarray,
     upd: np.ndarray,
@@ -121,17 +123,22 @@ def _in_rounds(
     (its offsets never repeat), so each offset sees exactly the sequence a loop over the
     updates would. Random offsets leave few rows after a round or two (1M rows into 4M:
     120K after the first); where a round would take under half of the rows left (an offset
-    with many updates), those rows go to ``rest`` instead, in index order."""
+    with many updates), those rows go to ``rest`` instead, in index order. A round's rows
+    are split over both cores: no two write one row."""
+
+    def apply_on_cores(rows: np.ndarray, head: np.ndarray) -> None:
+        ctx.parallel_slices(lambda s: apply(out, rows[s], head[s]), rows.shape[0], head.nbytes)
+
     while True:
         first = occurrences(np, flat, out.shape[0], last=False)
         if first is None:
-            apply(out, flat, upd)
+            apply_on_cores(flat, upd)
             return
         heads = _select(np, first, flat, upd)
         if 2 * heads[0].shape[0] < flat.shape[0]:
             rest(out, flat, upd)
             return
-        apply(out, *heads)
+        apply_on_cores(*heads)
         flat, upd = _select(np, ~first, flat, upd)
 
 
@@ -139,9 +146,9 @@ def _accumulate(ufunc_name: str) -> Combine:
     """ScatterNd, TensorScatterAdd/Sub: ``out = out op upd`` row after row, in index order,
     so float sums round as TensorFlow's CPU loop does; integers wrap."""
 
-    def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
-        if xp is not np:
-            _accumulate_on_device(xp, ufunc_name, out, flat, upd)
+    def combine(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
+        if ctx.xp is not np:
+            _accumulate_on_device(ctx.xp, ufunc_name, out, flat, upd)
             return
         ufunc = getattr(np, ufunc_name)
         if out.ndim == 1:
@@ -155,7 +162,7 @@ def _accumulate(ufunc_name: str) -> Combine:
             cur = np.take(out, rows, axis=0)
             put_rows(out, rows, ufunc(cur, head, out=cur))
 
-        _in_rounds(out, flat, upd, apply, lambda out, f, u: ufunc.at(out, f, u))
+        _in_rounds(ctx, out, flat, upd, apply, lambda out, f, u: ufunc.at(out, f, u))
 
     return combine
 
@@ -204,13 +211,13 @@ def _extremum(ufunc_name: str, nan_fill: float) -> Combine:
             upd = xp.where(xp.isnan(upd), upd.dtype.type(nan_fill), upd)
         apply(xp, out, *reduce_by_key(xp, flat, upd, lambda a, b: keep(xp, a, b)))
 
-    def combine(xp: Any, out: Any, flat: Any, upd: Any) -> None:
-        if xp is not np:  # one fold of all rows: two device syncs, and no compaction
-            fold(xp, out, flat, upd)
+    def combine(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
+        if ctx.xp is not np:  # one fold of all rows: two device syncs, and no compaction
+            fold(ctx.xp, out, flat, upd)
             return
         # Rounds, each a vectorised step: 1M rows of 64 bytes into 4M rows, 110-150 ms
         # against 255-277 with the repeats folded by a sort (interleaved, 2026-12-03).
-        _in_rounds(out, flat, upd, lambda *a: apply(np, *a), lambda *a: fold(np, *a))
+        _in_rounds(ctx, out, flat, upd, lambda *a: apply(np, *a), lambda *a: fold(np, *a))
 
     return combine
 
@@ -366,7 +373,7 @@ def _scatter(
     if work is not None:
         n_rows, flat, upd = work
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, silently
-            combine(ctx.xp, rows_view(out, n_rows), flat, upd)
+            combine(ctx, rows_view(out, n_rows), flat, upd)
     return out
 
 

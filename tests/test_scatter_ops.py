@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
-from minigraph import errors, ops
+from minigraph import errors, kernel, ops
 from minigraph.ops import duplicates, gather_ops, scatter_ops
 from minigraph.registry import OPS
 
@@ -323,13 +323,22 @@ def test_duplicates_on_both_resolution_paths(
 @pytest.mark.parametrize("hot", [0, 400], ids=["spread", "one hot offset"])
 @pytest.mark.parametrize("rule", ["add", "sub", "min", "max"])
 @pytest.mark.parametrize("slice_shape", [(), (3,)], ids=["elements", "slices"])
+@pytest.mark.parametrize("split", [False, True], ids=["one core", "both cores"])
 def test_repeats_applied_round_by_round(
-    hot: int, rule: str, slice_shape: tuple, any_device: str
+    monkeypatch: pytest.MonkeyPatch,
+    hot: int,
+    rule: str,
+    slice_shape: tuple,
+    split: bool,
+    any_device: str,
 ) -> None:
-    # On the host, the r-th update of every offset goes in round r; spread offsets take
-    # several rounds, and the hot offset's many updates end the rounds early (the rest in
-    # one fold or ufunc.at). Either way each offset sees the loop's sequence, bit for bit:
-    # NaN, -0.0 and 0.0 among the values.
+    # On the host, the r-th update of every offset goes in round r (its rows split over
+    # the cores when large: here always, with split); spread offsets take several rounds,
+    # and the hot offset's many updates end the rounds early (the rest in one fold or
+    # ufunc.at). Either way each offset sees the loop's sequence, bit for bit: NaN, -0.0
+    # and 0.0 among the values.
+    if split:
+        monkeypatch.setattr(kernel, "PARALLEL_MIN_BYTES", 0)
     rng = np.random.default_rng(11)
     spread = rng.integers(0, 4000, size=1000 - hot)
     offsets = rng.permutation(np.concatenate([spread, np.full(hot, 7)]))
