@@ -8,6 +8,7 @@ so it holds plain data only and a remote worker can rebuild it.
 from __future__ import annotations
 
 import contextvars
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -226,6 +227,20 @@ class KernelContext:
         pieces = max(1, min(n, self.threads)) if self.xp is np else 1
         bounds = [n * p // pieces for p in range(pieces + 1)]
         self.parallel_map(lambda p: fn(slice(bounds[p], bounds[p + 1])), range(pieces), work_bytes)
+
+    def parallel_each(self, fn: Callable[[int], Any], n: int, work_bytes: int) -> None:
+        """``fn(i)`` for each ``i`` in ``range(n)``, in order on each thread, every thread
+        taking the next ``i`` when it is done with one: for many similar pieces of work,
+        so that a thread the machine holds up leaves the other less to wait for."""
+        taken = itertools.count()  # next() on a count is atomic under the GIL
+
+        def work(_: int) -> None:
+            for i in iter(taken.__next__, None):
+                if i >= n:
+                    return
+                fn(i)
+
+        self.parallel_map(work, range(min(n, self.threads)), work_bytes)
 
     def synchronize(self) -> None:
         """Wait until this device has finished the work queued on it: GPU kernels return

@@ -635,26 +635,25 @@ def _partition_blocked(
     begins[:, num_partitions] = np.minimum(np.arange(1, blocks + 1) * block, size)
     scratches = [_buffer_like(ctx, r) for r in rows]
 
-    def sort_blocks(part: slice) -> None:
-        for b in range(part.start, part.stop):
-            start = b * block
-            if int(unsigned[start : start + block].max()) >= num_partitions:
-                in_range[0] = False
-                return
-            keys = ids[start : start + block].astype(key)
-            order = np.argsort(keys, kind="stable")
-            for r, scratch in zip(rows, scratches):
-                # "clip" (the order is in range): with an ``out``, "raise" gathers into a copy.
-                np.take(
-                    r[start : start + block],
-                    order,
-                    out=scratch[start : start + keys.size],
-                    mode="clip",
-                )
-            begins[b, :num_partitions] = np.searchsorted(keys, probe, sorter=order)
-            begins[b, :num_partitions] += start
+    def sort_block(b: int) -> None:
+        start = b * block
+        if int(unsigned[start : start + block].max()) >= num_partitions:
+            in_range[0] = False
+            return
+        keys = ids[start : start + block].astype(key)
+        order = np.argsort(keys, kind="stable")
+        for r, scratch in zip(rows, scratches):
+            # "clip" (the order is in range): with an ``out``, "raise" gathers into a copy.
+            np.take(
+                r[start : start + block],
+                order,
+                out=scratch[start : start + keys.size],
+                mode="clip",
+            )
+        begins[b, :num_partitions] = np.searchsorted(keys, probe, sorter=order)
+        begins[b, :num_partitions] += start
 
-    ctx.parallel_slices(sort_blocks, blocks, sum(r.nbytes for r in rows))
+    ctx.parallel_each(sort_block, blocks, sum(r.nbytes for r in rows))
     if not in_range[0]:
         check_in_range(ctx.fail, "partitions", partitions, num_partitions)  # finds the first
     firsts, lasts = begins[:, :-1].T.tolist(), begins[:, 1:].T.tolist()

@@ -34,6 +34,35 @@ def test_parallel_map_is_serial_with_one_thread(monkeypatch):
     assert set(names) == {threading.current_thread().name}
 
 
+@pytest.mark.parametrize("work_bytes", [PARALLEL_MIN_BYTES, 1])
+def test_parallel_each_runs_every_index_once_in_order_on_each_thread(monkeypatch, work_bytes):
+    monkeypatch.setattr(mg.config, "kernel_threads", lambda: 2)
+    ctx = KernelContext({}, np, "n", "Op")
+    done: dict[str, list[int]] = {}
+
+    def work(i):
+        done.setdefault(threading.current_thread().name, []).append(i)
+
+    ctx.parallel_each(work, 50, work_bytes)
+    assert sorted(i for seen in done.values() for i in seen) == list(range(50))
+    assert all(seen == sorted(seen) for seen in done.values())
+    if work_bytes == 1:  # small work: this thread only
+        assert list(done) == [threading.current_thread().name]
+    ctx.parallel_each(work, 0, work_bytes)  # nothing to do
+
+
+def test_parallel_each_passes_errors_on(monkeypatch):
+    monkeypatch.setattr(mg.config, "kernel_threads", lambda: 2)
+    ctx = KernelContext({}, np, "n", "Op")
+
+    def work(i):
+        if i == 7:
+            raise ValueError("piece 7")
+
+    with pytest.raises(ValueError, match="piece 7"):
+        ctx.parallel_each(work, 20, PARALLEL_MIN_BYTES)
+
+
 def test_parallel_map_passes_errors_on():
     ctx = KernelContext({}, np, "n", "Op")
 
