@@ -61,10 +61,17 @@ Combine = Callable[[Any, Any, Any, Any], None]
 # -- Combining rules ------------------------------------------------------------------
 
 
-def _select(xp: Any, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
-    """The offsets and update rows where ``mask`` holds (``take`` beats boolean indexing)."""
+def _select(ctx: KernelContext, mask: Any, flat: Any, upd: Any) -> tuple[Any, Any]:
+    """The offsets and update rows where ``mask`` holds (``take`` beats boolean indexing);
+    on the host the rows go into a pooled buffer (no larger than the updates), not a new
+    array that page-faults."""
+    xp = ctx.xp
     where = xp.flatnonzero(mask)
-    return xp.take(flat, where), xp.take(upd, where, axis=0)
+    if xp is not np:
+        return xp.take(flat, where), xp.take(upd, where, axis=0)
+    rows = ctx.empty((where.shape[0], *upd.shape[1:]), upd.dtype)
+    # "clip" (the positions are in range): with an ``out``, "raise" gathers into a copy.
+    return np.take(flat, where), np.take(upd, where, axis=0, out=rows, mode="clip")
 
 
 def _assign(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
@@ -79,7 +86,7 @@ def _assign(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
     if slots is None:
         last = occurrences(xp, flat, out.shape[0], last=True)
         if last is not None:
-            flat, upd = _select(xp, last, flat, upd)
+            flat, upd = _select(ctx, last, flat, upd)
         put_rows(out, flat, upd)  # the offsets are distinct now: the writes are well defined
         return
     # The output rows that the updates overwrite serve as the table of winners (no table
@@ -134,12 +141,12 @@ def _in_rounds(
         if first is None:
             apply_on_cores(flat, upd)
             return
-        heads = _select(np, first, flat, upd)
+        heads = _select(ctx, first, flat, upd)
         if 2 * heads[0].shape[0] < flat.shape[0]:
             rest(out, flat, upd)
             return
         apply_on_cores(*heads)
-        flat, upd = _select(np, ~first, flat, upd)
+        flat, upd = _select(ctx, ~first, flat, upd)
 
 
 def _accumulate(ufunc_name: str) -> Combine:
@@ -348,7 +355,7 @@ def _update_rows(
     flat, bad = row_offsets(ctx.xp, indices, tuple(out_dims[:ix]), ignore, bad_row)
     upd = rows_view(updates, flat.shape[0])
     if bad is not None:
-        flat, upd = _select(ctx.xp, ~bad, flat, upd)
+        flat, upd = _select(ctx, ~bad, flat, upd)
     return (math.prod(out_dims[:ix]), flat, upd) if flat.shape[0] else None
 
 
