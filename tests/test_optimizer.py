@@ -207,6 +207,24 @@ def test_a_stitch_of_a_partitioned_range_is_told_its_indices_are_distinct(any_de
         mg.Session(g, config=NO_OPT).run(y, feed)
 
 
+def test_a_stitch_of_a_reshaped_partitioned_range_is_told_too():
+    # DynamicPartition's gradient stitches the partitions of range(size) reshaped to the
+    # partitions' shape.
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[2, 3], name="x")
+        p = mg.placeholder(mg.int32, shape=[2, 3], name="p")
+        data = mg.dynamic_partition(x, p, 2)
+        pos = mg.dynamic_partition(mg.reshape(mg.range(mg.size(p)), mg.shape(p)), p, 2)
+        y = mg.parallel_dynamic_stitch(pos, [d + 1.0 for d in data])
+    plan = plan_for([y], [x, p])
+    assert any(line.startswith("input_facts: 1 steps") for line in plan.optimizations)
+    feed = {x: np.arange(6, dtype=np.float32).reshape(2, 3), p: [[1, 0, 1], [0, 0, 1]]}
+    on, off = run_both(g, [y], feed)
+    assert_same(on, off)
+    np.testing.assert_array_equal(on[0], np.arange(6, dtype=np.float32) + 1)
+
+
 @pytest.mark.parametrize("case", ["one part twice", "not a range", "two partitions"])
 def test_a_stitch_whose_indices_may_repeat_is_told_nothing(case):
     g, x, p, data, pos = _seed_idiom()
