@@ -717,17 +717,16 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     extra = tuple(data.shape[partitions.ndim :])
     ids = partitions.reshape(-1)
     rows = _rows(xp, data, ids.size, _prod(extra))
-    if xp is np and rows.ndim == 1 and n > _MASKED_WORD_PARTITIONS:
-        # Rows of 8 bytes or less into many parts: the blocked sort checks the ids itself.
-        (parts,) = _partition_blocked(ctx, [rows], partitions, n)
+    if _sorts_in_blocks(xp, rows, n):
+        (parts,) = _partition_blocked(ctx, [rows], partitions, n)  # it checks the ids itself
         return [_unrows(p, data.dtype, extra) for p in parts]
     check_in_range(ctx.fail, "partitions", partitions, n)
     if xp is not np:
         # One sort on the GPU: a compress per partition would cost a device sync each.
         parts = _partition_sorted(xp, rows, ids, n)
     elif rows.ndim == 1:
-        # Rows of 8 bytes or less, in blocks; longer ones fill whole cache lines, and there
-        # the blocks' extra copy costs more than it saves (see _MASKED_PARTITIONS).
+        # Rows of 8 bytes or less into few parts, in blocks; longer ones fill whole cache
+        # lines, and there the blocks' extra copy costs more than it saves.
         parts = _partition_masked_blocks(ctx, rows, ids, n)
     elif n <= _MASKED_PARTITIONS and rows.size:
         parts = _partition_masked(ctx, rows, ids, n)
@@ -736,25 +735,29 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     return [_unrows(p, data.dtype, extra) for p in parts]
 
 
+def _sorts_in_blocks(xp: Any, rows: Any, num_partitions: int) -> bool:
+    """Whether these rows are partitioned by the blocked counting sort: host rows of 8
+    bytes or less (one word each) into more than _MASKED_WORD_PARTITIONS parts."""
+    return xp is np and rows.ndim == 1 and num_partitions > _MASKED_WORD_PARTITIONS
+
+
 @register_shared_kernel("DynamicPartition", 1, ["num_partitions"])
 def _dynamic_partition_shared(
     ctx: KernelContext, others: list[list[Any]], partitions: Any
 ) -> list[list[Any]] | None:
     """Partitions of several data by one partitions tensor (the seed idiom partitions the
     data and ``range(n)`` alike), with one sort for all of them where the kernel would
-    sort: host rows of at most 8 bytes into more than _MASKED_WORD_PARTITIONS parts. The
-    seed composition (16M float32, 8 parts), interleaved Session runs: see the commit.
-    None elsewhere, and where a data's shape is wrong: each member's kernel then runs."""
+    sort (:func:`_sorts_in_blocks`). The seed composition (16M float32, 8 parts),
+    interleaved Session runs: see the commit. None elsewhere, and where a data's shape is
+    wrong: each member's kernel then runs."""
     n = ctx.attrs["num_partitions"]
     datas = [d for (d,) in others]
-    if ctx.xp is not np or n <= _MASKED_WORD_PARTITIONS:
-        return None
     if any(tuple(d.shape[: partitions.ndim]) != tuple(partitions.shape) for d in datas):
         return None
     ids = partitions.reshape(-1)
     extras = [tuple(d.shape[partitions.ndim :]) for d in datas]
-    rows = [_rows(np, d, ids.size, _prod(e)) for d, e in zip(datas, extras)]
-    if any(r.ndim != 1 for r in rows):
+    rows = [_rows(ctx.xp, d, ids.size, _prod(e)) for d, e in zip(datas, extras)]
+    if not all(_sorts_in_blocks(ctx.xp, r, n) for r in rows):
         return None
     parts = _partition_blocked(ctx, rows, partitions, n)  # fails as the first member would
     return [[_unrows(p, d.dtype, e) for p in ps] for ps, d, e in zip(parts, datas, extras)]
