@@ -6,13 +6,16 @@
 For each case: the median time of Session.run (inputs fed, so nothing is folded or cached),
 of the obvious NumPy formulation, and of the floor: np.copyto of the op's output bytes into
 a preallocated array. Reported as ratios to the floor (lower is better), the same measure
-as ../shared/performance.md's table of TensorFlow, NumPy, PyTorch and JAX.
+as ../shared/performance.md's table of TensorFlow, NumPy, PyTorch and JAX. After one
+warm-up call each, the contenders are timed in rounds, one call each per round
+(timing.interleaved_seconds), so a drift in the VM's speed falls on all of them alike.
 
 With ``--peers``, TensorFlow runs each case's graph in the same run (benchmarks/peers.py:
 exported with ``Graph.as_graph_def()``, timed in a worker process with tf.compat.v1.Session
 and as a concrete function); its outputs are checked against minigraph's like NumPy's.
 Without TensorFlow (or the ``tensorboard`` extra) the script says so and skips those columns.
-The last column is minigraph's time over the best peer's (NumPy, TF Session, tf.function).
+The last column is minigraph's time over the best peer's (NumPy, TF Session, tf.function)
+in the same round, the median over the rounds.
 minigraph and TensorFlow are fed the same 64-byte-aligned copies of the inputs (TensorFlow
 copies any other); NumPy's formulation reads the arrays as NumPy made them.
 """
@@ -26,17 +29,23 @@ from typing import Any
 
 import numpy as np
 import peers
-from timing import median_seconds
+from timing import call_seconds, interleaved_seconds, median_ratio
 
 import minigraph as mg
 
 MB = 2**20
 
 
-def _floor(nbytes: int, repeat: int) -> float:
+def _floor_timer(nbytes: int) -> Callable[[], dict[str, float]]:
+    """One timed np.copyto of ``nbytes`` into a preallocated array: the case's floor."""
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
-    return median_seconds(lambda: np.copyto(dst, src), repeat)
+    np.copyto(dst, src)  # the warm-up: both arrays' pages are mapped
+    return lambda: {"floor": call_seconds(lambda: np.copyto(dst, src))[0]}
+
+
+def _timer(name: str, fn: Callable[[], Any]) -> Callable[[], dict[str, float]]:
+    return lambda: {name: call_seconds(fn)[0]}
 
 
 @dataclass
@@ -311,26 +320,36 @@ def main() -> None:
         sess = mg.Session(g)
         result = sess.run(fetch, feeds)
         _check(case.name, result, numpy_fn(), dups)
-        floor = _floor(_nbytes(result), args.repeat)
-        t_mg = median_seconds(
-            lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds), args.repeat
-        )
-        t_np = median_seconds(numpy_fn, args.repeat)
-        line = f"{case.name:<52} {floor * 1e3:>9.1f} {t_mg / floor:>10.1f} {t_np / floor:>7.1f}"
+        contenders = [
+            _floor_timer(_nbytes(result)),
+            _timer("minigraph", lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds)),
+            _timer("numpy", numpy_fn),
+        ]
+        peer = None
         if tf is not None:
             fetches = fetch if isinstance(fetch, list) else [fetch]
-            r = tf.run(g, feeds, fetches, args.repeat)
-            for mode, values in r.outputs.items():
+            peer = tf.prepare(g, feeds, fetches)
+            for mode, values in peer.outputs.items():
                 _check(
                     f"{case.name} (TF {mode})",
                     result,
                     values if isinstance(fetch, list) else values[0],
                     dups,
                 )
-            del r.outputs
-            t_tf, t_fn = r.seconds["session"], r.seconds["function"]
-            best = min(t_np, t_tf, t_fn)
-            line += f" {t_tf / floor:>8.1f} {t_fn / floor:>7.1f} {t_mg / best:>8.2f}"
+            peer.outputs.clear()
+            contenders.append(peer.time)
+        t = interleaved_seconds(args.repeat, contenders)
+        if peer is not None:
+            peer.release()
+        floor = float(np.median(t.pop("floor")))
+        med = {name: float(np.median(v)) for name, v in t.items()}
+        line = f"{case.name:<52} {floor * 1e3:>9.1f}"
+        line += f" {med['minigraph'] / floor:>10.1f} {med['numpy'] / floor:>7.1f}"
+        if peer is not None:
+            others = [v for name, v in t.items() if name != "minigraph"]
+            best = [min(round_) for round_ in zip(*others)]
+            line += f" {med['session'] / floor:>8.1f} {med['function'] / floor:>7.1f}"
+            line += f" {median_ratio(t['minigraph'], best):>8.2f}"
         print(line, flush=True)
         del result, fetch, feeds, sess, g
     if tf is not None:

@@ -4,10 +4,16 @@
     r = peer.run(graph, feeds, fetches, repeat=3)
     r.seconds["session"], r.seconds["function"], r.outputs["session"][0] ...
 
+    with peer.prepare(graph, feeds, fetches) as p:   # held ready in the worker
+        p.outputs["session"][0] ...
+        p.time()                                     # {mode: seconds} of one call each
+
 Each case's minigraph graph is exported with ``Graph.as_graph_def()`` (the ``tensorboard``
 extra) and its fed values written to a temp .npz; a worker (this file with ``--worker``, run
 by an interpreter that has TensorFlow: ``--peers-python``, default the current one) imports
-the GraphDef and times, with the same rule as every benchmark here (timing.median_seconds):
+the GraphDef, calls it once in each mode (the warm-up) and holds it ready; ``run`` times
+each mode's calls in a row (as timing.median_seconds times minigraph), ``prepare`` lets the
+caller interleave one call of each mode with its own (timing.interleaved_seconds):
 
 - ``session``: ``tf.compat.v1.Session.run`` with a feed_dict (Grappler on, TF's defaults;
   fed arrays 64-byte aligned, so TensorFlow feeds them without a copy);
@@ -54,6 +60,29 @@ class PeerResult:
     seconds: dict[str, float]  # mode -> median seconds of one run
     outputs: dict[str, list[np.ndarray]]  # mode -> fetched values (when asked for)
     info: dict[str, Any]
+
+
+class Prepared:
+    """A graph the worker holds ready in each mode; ``with`` it to release it after."""
+
+    def __init__(
+        self, peer: TFPeer, outputs: dict[str, list[np.ndarray]], info: dict[str, Any]
+    ) -> None:
+        self.peer, self.outputs, self.info = peer, outputs, info
+
+    def time(self, repeat: int = 1) -> dict[str, float]:
+        """Per mode, the median seconds of ``repeat`` calls in a row (timed in the worker)."""
+        return self.peer._ask({"op": "time", "repeat": repeat})["seconds"]
+
+    def __enter__(self) -> Prepared:
+        return self
+
+    def release(self) -> None:
+        """Let the worker drop the graph, its sessions and its inputs."""
+        self.peer._ask({"op": "release"})
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class TFPeer:
@@ -103,6 +132,43 @@ class TFPeer:
         print(f"peers: TensorFlow {hello['version']} in {python}")
         return cls(proc, hello["version"])
 
+    def prepare(
+        self,
+        graph: Any,
+        feeds: dict[Any, np.ndarray],
+        fetches: list[Any],
+        modes: tuple[str, ...] = ("session", "function"),
+        return_outputs: bool = True,
+    ) -> Prepared:
+        """Have the worker import ``graph`` (a mg.Graph) and ready ``fetches`` fed ``feeds``
+        in each mode, each called once (the warm-up; its values come back as ``outputs``)."""
+        gd_path = os.path.join(self.tmp.name, "graph.pb")
+        in_path = os.path.join(self.tmp.name, "inputs.npz")
+        with open(gd_path, "wb") as f:
+            f.write(graph.as_graph_def().SerializeToString())
+        keys = [f"in{i}" for i in range(len(feeds))]
+        np.savez(in_path, **dict(zip(keys, feeds.values())))
+        try:
+            reply = self._ask(
+                {
+                    "op": "prepare",
+                    "graph": gd_path,
+                    "inputs": in_path,
+                    "feeds": {k: x.name for k, x in zip(keys, feeds)},
+                    "fetches": [x.name for x in fetches],
+                    "modes": list(modes),
+                    "outputs": os.path.join(self.tmp.name, "out") if return_outputs else None,
+                }
+            )
+        finally:
+            os.remove(in_path)
+        outputs = {}
+        for mode, path in reply.get("outputs", {}).items():
+            with np.load(path) as z:
+                outputs[mode] = [z[f"out{i}"] for i in range(len(fetches))]
+            os.remove(path)
+        return Prepared(self, outputs, reply.get("info", {}))
+
     def run(
         self,
         graph: Any,
@@ -112,34 +178,19 @@ class TFPeer:
         modes: tuple[str, ...] = ("session", "function"),
         return_outputs: bool = True,
     ) -> PeerResult:
-        """Time ``fetches`` of ``graph`` (a mg.Graph) fed ``feeds`` in each mode."""
-        gd_path = os.path.join(self.tmp.name, "graph.pb")
-        in_path = os.path.join(self.tmp.name, "inputs.npz")
-        with open(gd_path, "wb") as f:
-            f.write(graph.as_graph_def().SerializeToString())
-        keys = [f"in{i}" for i in range(len(feeds))]
-        np.savez(in_path, **dict(zip(keys, feeds.values())))
-        request = {
-            "graph": gd_path,
-            "inputs": in_path,
-            "feeds": {k: x.name for k, x in zip(keys, feeds)},
-            "fetches": [x.name for x in fetches],
-            "repeat": repeat,
-            "modes": list(modes),
-            "outputs": os.path.join(self.tmp.name, "out") if return_outputs else None,
-        }
+        """Median seconds of ``fetches`` of ``graph`` fed ``feeds`` in each mode, each mode's
+        ``repeat`` calls in a row (as timing.median_seconds times minigraph)."""
+        with self.prepare(graph, feeds, fetches, modes, return_outputs) as p:
+            seconds = p.time(repeat)
+        return PeerResult(seconds, p.outputs, p.info)
+
+    def _ask(self, request: dict) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline() or '{"error": "the worker died"}')
-        os.remove(in_path)
         if "error" in reply:
             raise RuntimeError(f"TensorFlow worker: {reply['error']}")
-        outputs = {}
-        for mode, path in reply.get("outputs", {}).items():
-            with np.load(path) as z:
-                outputs[mode] = [z[f"out{i}"] for i in range(len(fetches))]
-            os.remove(path)
-        return PeerResult(reply["seconds"], outputs, reply.get("info", {}))
+        return reply
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -168,12 +219,26 @@ def _worker() -> None:
         say({"error": f"{type(e).__name__}: {e}"})
         return
     sys.path.insert(0, HERE)
-    from timing import median_seconds
+    from timing import call_seconds
 
     say({"version": tf.__version__})
+    ready = Ready(tf)
     for line in sys.stdin:
+        req = json.loads(line)
         try:
-            say(_serve(tf, median_seconds, json.loads(line)))
+            if req["op"] == "prepare":
+                say(ready.prepare(req))
+            elif req["op"] == "time":
+                seconds = {
+                    mode: float(np.median(call_seconds(call, req["repeat"])))
+                    for mode, call in ready.calls.items()
+                }
+                say({"seconds": seconds})
+            elif req["op"] == "release":
+                ready.release()
+                say({})
+            else:
+                raise ValueError(f"unknown request {req['op']!r}")
         except Exception as e:  # noqa: BLE001 - reported to the caller
             say({"error": f"{type(e).__name__}: {e}"})
 
@@ -192,69 +257,92 @@ def aligned(a: np.ndarray, alignment: int = 64) -> np.ndarray:
     return out
 
 
-def _serve(tf: Any, median_seconds: Any, req: dict) -> dict:
-    from tensorflow.core.protobuf import rewriter_config_pb2
+class Ready:
+    """The worker's one prepared graph: a warmed-up call per mode, until released."""
 
-    with open(req["graph"], "rb") as f:
-        gd = tf.compat.v1.GraphDef.FromString(f.read())
-    with np.load(req["inputs"]) as z:
-        inputs = {k: aligned(z[k]) for k in req["feeds"]}
-    fetch_names = req["fetches"]
-    seconds: dict[str, float] = {}
-    outputs: dict[str, str] = {}
-    info: dict[str, Any] = {}
+    def __init__(self, tf: Any) -> None:
+        self.tf = tf
+        self.calls: dict[str, Any] = {}
+        self.sessions: list[Any] = []
 
-    def keep(mode: str, values: list[np.ndarray]) -> None:
-        if req["outputs"]:
-            path = f"{req['outputs']}-{mode}.npz"
-            np.savez(path, **{f"out{i}": np.asarray(v) for i, v in enumerate(values)})
-            outputs[mode] = path
+    def release(self) -> None:
+        for sess in self.sessions:
+            sess.close()
+        self.calls, self.sessions = {}, []
 
-    for mode in req["modes"]:
-        if mode in ("session", "session_no_grappler"):
-            config = tf.compat.v1.ConfigProto()
-            if mode == "session_no_grappler":
-                config.graph_options.rewrite_options.CopyFrom(
-                    rewriter_config_pb2.RewriterConfig(disable_meta_optimizer=True)
-                )
-            with tf.Graph().as_default() as g:
-                tf.compat.v1.import_graph_def(gd, name="")
-                feed = {g.get_tensor_by_name(n): inputs[k] for k, n in req["feeds"].items()}
-                fetch = [g.get_tensor_by_name(n) for n in fetch_names]
-                with tf.compat.v1.Session(graph=g, config=config) as sess:
-                    values = sess.run(fetch, feed)
-                    seconds[mode] = median_seconds(
-                        lambda s=sess, f=fetch, d=feed: s.run(f, d), req["repeat"]
-                    )
-                    meta = tf.compat.v1.RunMetadata()
-                    opts = tf.compat.v1.RunOptions(output_partition_graphs=True)
-                    sess.run(fetch, feed, options=opts, run_metadata=meta)
-                    info[f"{mode}_nodes"] = sum(len(p.node) for p in meta.partition_graphs)
-            keep(mode, values)
+    def prepare(self, req: dict) -> dict:
+        self.release()
+        with open(req["graph"], "rb") as f:
+            gd = self.tf.compat.v1.GraphDef.FromString(f.read())
+        with np.load(req["inputs"]) as z:
+            inputs = {k: aligned(z[k]) for k in req["feeds"]}
+        outputs: dict[str, str] = {}
+        info: dict[str, Any] = {}
+        for mode in req["modes"]:
+            if mode in ("session", "session_no_grappler"):
+                call = self._session(gd, inputs, req, grappler=mode == "session")
+                info[f"{mode}_nodes"] = call.nodes
+            elif mode == "function":
+                call = self._function(gd, inputs, req)
+            else:
+                raise ValueError(f"unknown mode {mode!r}")
+            values = call()  # the warm-up
+            if req["outputs"]:
+                path = f"{req['outputs']}-{mode}.npz"
+                np.savez(path, **{f"out{i}": np.asarray(v) for i, v in enumerate(values)})
+                outputs[mode] = path
             del values
-        elif mode == "function":
+            self.calls[mode] = call
+        return {"outputs": outputs, "info": info}
 
-            def imported() -> None:
-                tf.compat.v1.import_graph_def(gd, name="")
+    def _session(self, gd: Any, inputs: dict, req: dict, grappler: bool) -> Any:
+        """``Session.run`` with a feed_dict; Grappler on (TF's default) or its
+        meta-optimizer disabled. ``.nodes``: how many nodes the Session runs (after
+        Grappler, when on)."""
+        tf = self.tf
+        from tensorflow.core.protobuf import rewriter_config_pb2
 
-            wrapped = tf.compat.v1.wrap_function(imported, [])
-            names = list(req["feeds"].items())
-            fn = wrapped.prune(
-                feeds=[wrapped.graph.get_tensor_by_name(n) for _, n in names],
-                fetches=[wrapped.graph.get_tensor_by_name(n) for n in fetch_names],
+        config = tf.compat.v1.ConfigProto()
+        if not grappler:
+            config.graph_options.rewrite_options.CopyFrom(
+                rewriter_config_pb2.RewriterConfig(disable_meta_optimizer=True)
             )
-            args = [tf.constant(inputs[k]) for k, _ in names]
+        with tf.Graph().as_default() as g:
+            tf.compat.v1.import_graph_def(gd, name="")
+        feed = {g.get_tensor_by_name(n): inputs[k] for k, n in req["feeds"].items()}
+        fetch = [g.get_tensor_by_name(n) for n in req["fetches"]]
+        sess = tf.compat.v1.Session(graph=g, config=config)
+        self.sessions.append(sess)
 
-            def call(fn: Any = fn, args: list = args) -> list[np.ndarray]:
-                return [t.numpy() for t in fn(*args)]
+        def call(s: Any = sess, f: list = fetch, d: dict = feed) -> list[np.ndarray]:
+            return s.run(f, d)
 
-            values = call()
-            seconds[mode] = median_seconds(call, req["repeat"])
-            keep(mode, values)
-            del values, args, fn, wrapped
-        else:
-            raise ValueError(f"unknown mode {mode!r}")
-    return {"seconds": seconds, "outputs": outputs, "info": info}
+        meta = tf.compat.v1.RunMetadata()
+        opts = tf.compat.v1.RunOptions(output_partition_graphs=True)
+        sess.run(fetch, feed, options=opts, run_metadata=meta)
+        call.nodes = sum(len(p.node) for p in meta.partition_graphs)  # type: ignore[attr-defined]
+        return call
+
+    def _function(self, gd: Any, inputs: dict, req: dict) -> Any:
+        """The imported graph as a concrete function pruned to the feeds and fetches (what a
+        ``tf.function`` runs), called on eager tensors made beforehand."""
+        tf = self.tf
+
+        def imported() -> None:
+            tf.compat.v1.import_graph_def(gd, name="")
+
+        wrapped = tf.compat.v1.wrap_function(imported, [])
+        names = list(req["feeds"].items())
+        fn = wrapped.prune(
+            feeds=[wrapped.graph.get_tensor_by_name(n) for _, n in names],
+            fetches=[wrapped.graph.get_tensor_by_name(n) for n in req["fetches"]],
+        )
+        args = [tf.constant(inputs[k]) for k, _ in names]
+
+        def call(fn: Any = fn, args: list = args) -> list[np.ndarray]:
+            return [t.numpy() for t in fn(*args)]
+
+        return call
 
 
 if __name__ == "__main__":

@@ -1,20 +1,50 @@
-"""The one timing rule every benchmark here uses."""
+"""The timing rules every benchmark here uses."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 
-def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    """Median seconds of one call, over ``repeat`` timed calls after one warm-up call."""
-    fn()
+def call_seconds(fn: Callable[[], Any], repeat: int = 1) -> list[float]:
+    """Seconds of each of ``repeat`` timed calls of ``fn`` (no warm-up)."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return times
+
+
+def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
+    """Median seconds of one call, over ``repeat`` timed calls after one warm-up call."""
+    fn()
+    return float(np.median(call_seconds(fn, repeat)))
+
+
+def interleaved_seconds(
+    rounds: int, contenders: Iterable[Callable[[], dict[str, float]]]
+) -> dict[str, list[float]]:
+    """Per name, the seconds of each of ``rounds`` rounds: each round times every contender
+    once, in turn (each returns ``{name: seconds}`` of one call, already warmed up).
+
+    This VM's speed drifts by up to 2x over seconds to minutes; timing one contender's
+    repeats and then the next's puts them in different phases, so a ratio of their medians
+    measures the drift as much as the code. Interleaved, every round's figures share a
+    phase, and the median of the per-round ratios (``median_ratio``) is robust to it.
+    """
+    contenders = list(contenders)
+    out: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for contender in contenders:
+            for name, seconds in contender().items():
+                out.setdefault(name, []).append(seconds)
+    return out
+
+
+def median_ratio(a: list[float], b: list[float]) -> float:
+    """The median over rounds of ``a[i] / b[i]``."""
+    return float(np.median(np.asarray(a) / np.asarray(b)))
