@@ -1,5 +1,8 @@
 """The pool of large host buffers: reuse once nothing refers to a buffer, never before."""
 
+import platform
+import subprocess
+import sys
 import threading
 import time
 
@@ -207,3 +210,40 @@ def test_an_allocation_out_of_memory_releases_the_pools_free_buffers_and_tries_a
     monkeypatch.setattr(np, "empty", lambda *a, **k: (_ for _ in ()).throw(MemoryError()))
     with pytest.raises(mg.errors.ResourceExhaustedError, match="OOM when allocating"):
         ctx.allocate((3,), np.float32)  # nothing left to release: the error names the node
+
+
+_MEDIUM_BLOCKS = r"""
+import resource
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from minigraph.host_pool import HostPool, MIN_BYTES
+
+keys = np.random.default_rng(0).integers(0, 16, 1 << 16).astype(np.uint8)
+
+def faults_of_medium_blocks():
+    np.argsort(keys, kind="stable")  # the warm-up: the thread's heap holds one call's blocks
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        np.argsort(keys, kind="stable")  # a 512 KB order and a 512 KB scratch
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+# In a thread, as kernels run: a thread's own malloc arena gives memory back most eagerly.
+with ThreadPoolExecutor(1) as thread:
+    first = thread.submit(faults_of_medium_blocks).result()
+    kept = HostPool().take((MIN_BYTES,), np.dtype(np.uint8), 4 * MIN_BYTES)
+    print(first, thread.submit(faults_of_medium_blocks).result())
+"""
+
+
+@pytest.mark.skipif(
+    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's malloc"
+)
+def test_the_first_slab_lets_malloc_keep_medium_blocks():
+    # A fresh interpreter: glibc's thresholds only ever rise, so this process's are spent.
+    out = subprocess.run(
+        [sys.executable, "-c", _MEDIUM_BLOCKS], capture_output=True, text=True, check=True
+    )
+    first, then = map(int, out.stdout.split())
+    if first < 20 * 64:
+        pytest.skip(f"malloc already keeps 512 KB blocks here ({first} page faults)")
+    assert then < 64, f"20 argsorts page-faulted {then} times after the first slab"
