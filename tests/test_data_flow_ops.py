@@ -348,6 +348,25 @@ def test_stitch_more_indices_than_rows_with_gaps(stitch):
     assert_same(run_lists(stitch, indices, data), np.array([8, 0, 0, 7], np.float32))
 
 
+@pytest.mark.parametrize("stitch", STITCHES, ids=STITCH_IDS)
+@pytest.mark.parametrize("row", [(), (16,)], ids=["word", "64B"])
+def test_stitch_as_many_indices_as_rows_with_a_repeat(stitch, row):
+    # As many indices as rows: only a look at them finds that one repeats, and that rows
+    # no index names must be zero. Several chunks in each list, on both cores; one row
+    # named over 1000 times.
+    rng = np.random.default_rng(5)
+    n = 300_000
+    positions = rng.permutation(n).astype(np.int32)
+    positions[rng.choice(n, 1000, replace=False)] = 17
+    indices = np.array_split(positions, 3)
+    data = [rng.random((len(i), *row)).astype(np.float32) + 1 for i in indices]
+    expected = stitch_reference(indices, data)
+    never_named = n - np.unique(positions).size
+    assert never_named >= 999 and (expected.reshape(n, -1) == 0).all(axis=1).sum() == never_named
+    for _ in range(3):
+        assert_same(run_lists(stitch, indices, data), expected)
+
+
 @pytest.mark.parametrize("row", [(), (3,)], ids=["word", "12B"])
 def test_stitch_repeats_when_writes_are_found_out_of_order(monkeypatch, row):
     # Had NumPy written a table out of order, the chunked winners report it after writing
