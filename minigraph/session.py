@@ -51,6 +51,9 @@ class RunOptions:
     return_device_arrays: bool = False
 
 
+_NO_OPTIONS = RunOptions()  # a run without options: one shared, never written
+
+
 @dataclass
 class RunMetadata:
     """Filled by a traced run: one StepTiming (name, op, device, start µs, duration µs) per node."""
@@ -137,7 +140,7 @@ class Session:
         """
         if self._closed:
             raise errors.FailedPreconditionError("Attempted to use a closed Session.")
-        options = options or RunOptions()
+        options = options or _NO_OPTIONS
         if feed_dict is not None and not isinstance(feed_dict, Mapping):
             raise TypeError(
                 f"feed_dict must be a dict (a mapping of tensors to values), got "
@@ -279,7 +282,7 @@ class Session:
     def _normalise_feeds(
         self, feed_dict: Mapping[Any, Any]
     ) -> tuple[list[Output], list[Any], list[str]]:
-        items = []
+        keys, values = [], []
         for key, value in feed_dict.items():
             if type(key) is Output:
                 out: Output | None = key
@@ -295,10 +298,12 @@ class Session:
                     out.node.name,
                     out.node.type_string,
                 )
-            items.append((out, _check_feed(out, value, self._limit)))
-        if len(items) > 1:
-            items.sort(key=lambda kv: (kv[0].node.id, kv[0].index))
-        return [k for k, _ in items], [v for _, v in items], [_device_of(v) for _, v in items]
+            keys.append(out)
+            values.append(_check_feed(out, value, self._limit))
+        if len(keys) > 1:
+            order = sorted(range(len(keys)), key=lambda k: (keys[k].node.id, keys[k].index))
+            keys, values = [keys[k] for k in order], [values[k] for k in order]
+        return keys, values, [_device_of(v) for v in values]
 
     def close(self) -> None:
         self._closed = True
@@ -323,7 +328,7 @@ def _check_feed(out: Output, value: Any, limit: Callable[[], int]) -> Any:
     want = spec.dtype.np
     if (
         type(value) is np.ndarray
-        and value.dtype == want
+        and (value.dtype is want or value.dtype == want)
         and _shape_fits(spec.shape.dims, value.shape)
     ):
         view = value.view()  # the common case, fast: nothing to convert
@@ -399,13 +404,15 @@ def _first(values: list[Any]) -> Any:
 def _shape_fits(dims: tuple[int | None, ...] | None, shape: tuple[int, ...]) -> bool:
     """A fed array's shape against the tensor's partial one (TensorShape.is_compatible_with
     without building a TensorShape: this runs once per feed per run)."""
-    if dims is None:
+    if dims is None or dims == shape:
         return True
     return len(dims) == len(shape) and all(d is None or d == n for d, n in zip(dims, shape))
 
 
 def _device_of(value: Any) -> str:
     """Where a fed value lives: "CPU:0", or "GPU:<id>" for a CuPy array."""
+    if type(value) is np.ndarray:
+        return "CPU:0"
     device: Any = getattr(value, "device", None)
     return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
 

@@ -120,6 +120,20 @@ def test_plan_cache_reuse(graph):
     assert [s.op_type for s in plan.steps] == ["Const", "Const", "_FusedElementwise"]
 
 
+def test_feeds_in_any_order_share_one_plan_and_keep_their_values():
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float32, shape=[2], name="a")
+        b = mg.placeholder(mg.float32, shape=[2], name="b")
+        y = a - b
+    sess = mg.Session(g)
+    one, two = np.array([5, 7], np.float32), np.array([1, 2], np.float32)
+    np.testing.assert_array_equal(sess.run(y, {a: one, b: two}), [4, 5])
+    np.testing.assert_array_equal(sess.run(y, {b: two, a: one}), [4, 5])
+    np.testing.assert_array_equal(sess.run(y, {"b:0": one, a: two}), [-4, -5])
+    assert len(sess._plans) == 1
+
+
 def test_no_mutation_of_feeds_or_constants():
     g = mg.Graph()
     base = np.arange(4, dtype=np.float32)
