@@ -208,11 +208,9 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
             for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
                 out += window[..., None] * wacc[i, j]
         elif cin * wacc.dtype.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
-            out = _conv_as_matmul(xp, xpad, wacc, outs, s, d)
-        else:  # [n, oh, ow, cin] @ [cin, cout] per tap: BLAS does well with enough channels
-            out = xp.zeros((n, *outs, cout), acc)
-            for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
-                out += window @ wacc[i, j]
+            out = _conv_as_matmul(ctx, xpad, wacc, outs, s, d)
+        else:
+            out = _conv_per_tap(ctx, xpad, wacc, outs, s, d)
     out = out.reshape(n, outs[0], outs[1], cout).astype(x.dtype, copy=False)
     return _from_nhwc(xp, out, fmt)
 
@@ -229,34 +227,63 @@ def _pixels(xp: Any, a: Any) -> Any:
 # The im2col patches of one slice of the batch take at most about this many bytes.
 _PATCH_BYTES = 1 << 25
 # Up to this many bytes of channels a pixel, one matrix product beats a product per tap
-# (whose inner dimension, the channels, is then too short for BLAS). Measured (min of 5,
+# (whose inner dimension, the channels, is then too short for BLAS); NumPy copies a pixel
+# of up to 16 bytes as one word, faster than as a short row. Measured (min of 5,
 # [n, h, w, cin] -> cout, 3x3): [1024,8,8,1] -> 4: 7.9 -> 0.87 ms; [1024,6,6,2] -> 3:
-# 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,3] -> 4: 4.8 -> 3.2; with 4
-# channels a tie, from 8 on slower (2-3x with 16 or more).
-_IM2COL_MAX_PIXEL_BYTES = 12
+# 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,4] -> 4: 4.6 -> 3.1 (patches
+# in pooled memory, 2026-12-03); from 8 channels slower (2-3x with 16 or more).
+_IM2COL_MAX_PIXEL_BYTES = 16
 
 
 def _conv_as_matmul(
-    xp: Any, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
 ) -> Any:
     """Conv2D as one matrix product per slice of the batch: each window's taps side by side
     (im2col, a strided copy per filter tap), times the filter as a [kh * kw * cin, cout]
     matrix. One BLAS call does the multiply-adds a per-tap loop would do in kh * kw passes
-    over the output (measured 8x faster on Keras' small-channel convolutions)."""
+    over the output (measured 8x faster on Keras' small-channel convolutions). The
+    patches of one slice are at most about _PATCH_BYTES, in one buffer for every slice."""
+    xp = ctx.xp
     kh, kw, cin, cout = w.shape
     n = xpad.shape[0]
-    out = xp.empty((n, outs[0], outs[1], cout), w.dtype)
+    out = ctx.empty((n, outs[0], outs[1], cout), w.dtype)  # the output's size is checked
     per_image = outs[0] * outs[1] * kh * kw * cin * w.dtype.itemsize
-    step = max(1, _PATCH_BYTES // max(per_image, 1))
+    step = max(1, min(n, _PATCH_BYTES // max(per_image, 1)))
     matrix = w.reshape(kh * kw * cin, cout)
+    buffer = ctx.empty((step, outs[0], outs[1], kh * kw, cin), w.dtype)
     for start in range(0, n, step):  # a few slices: each image's patches stay bounded
         part = slice(start, min(start + step, n))
-        patches = xp.empty((part.stop - start, outs[0], outs[1], kh * kw, cin), w.dtype)
+        patches = buffer[: part.stop - start]
         # NumPy copies a pixel's channels fastest as one word (or one void element)
         dst, src = _pixels(xp, patches), _pixels(xp, xpad[part])
         for i, j, window in _taps(src, outs, (kh, kw), s, d):
             dst[..., i * kw + j, :] = window
         xp.matmul(patches.reshape(-1, kh * kw * cin), matrix, out=out[part].reshape(-1, cout))
+    return out
+
+
+def _conv_per_tap(
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Any:
+    """Conv2D as one matrix product per filter tap, ``[n, oh, ow, cin] @ [cin, cout]``,
+    summed in tap order. NumPy multiplies a strided window as ``n * oh`` products of
+    ``[ow, cin]``, which BLAS does well with enough channels; a window that is the whole
+    input (a 1x1 filter, stride 1) is one ``[n * oh * ow, cin]`` product: [64,28,28,64]
+    -> 128, 30 -> 7 ms (min of 7, 2026-12-03). Copying every window into one contiguous
+    buffer for a single product each was no faster (BLAS is slow on such tall, thin
+    matrices here: [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128 gained,
+    232 -> 152)."""
+    kh, kw, cin, cout = w.shape
+    out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
+    for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
+        if window.flags.c_contiguous:
+            product = (window.reshape(-1, cin) @ w[i, j]).reshape(out.shape)
+        else:
+            product = window @ w[i, j]
+        if i == j == 0:
+            out[...] = product
+        else:
+            out += product
     return out
 
 
