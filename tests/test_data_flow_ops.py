@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors, ops
-from minigraph.ops import data_flow_ops
+from minigraph.ops import common, data_flow_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
@@ -410,6 +410,31 @@ def test_stitch_does_not_touch_its_inputs():
     assert_same(data, before)
     assert not np.shares_memory(out, data)
     assert not np.shares_memory(part, data)
+
+
+def test_rows_are_put_from_read_only_values_without_a_copy(monkeypatch):
+    # Fed tensors reach kernels as read-only views; np.put would copy such values first.
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    fed = rows.view()
+    fed.flags.writeable = False
+    seen = []
+    real_put = np.put
+
+    def spy(a, ind, v, mode="raise"):
+        seen.append(v)
+        return real_put(a, ind, v, mode=mode)
+
+    monkeypatch.setattr(common.np, "put", spy)
+    out = np.zeros((5, 3), np.float32)
+    common.put_rows(out, np.array([4, 0, 2, 1]), fed)
+    assert_same(out, np.stack([rows[1], rows[3], rows[2], np.zeros(3, np.float32), rows[0]]))
+    assert seen[0].flags.writeable and np.shares_memory(seen[0], rows)  # np.put won't copy
+    assert not fed.flags.writeable
+    assert_same(rows, np.arange(12, dtype=np.float32).reshape(4, 3))
+    # Memory read-only at its source cannot be viewed as writeable: np.put copies it.
+    frozen = np.frombuffer(rows.tobytes(), np.float32).reshape(4, 3)
+    common.put_rows(out, np.array([0, 1, 2, 3]), frozen)
+    assert_same(out[:4], rows)
 
 
 def test_one_kernel_for_both_stitch_ops():
