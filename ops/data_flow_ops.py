@@ -539,13 +539,18 @@ _MASKED_PARTITIONS = 16
 # The masks work on blocks of about this many bytes of data (they stay in cache).
 _PARTITION_BLOCK_BYTES = 1 << 20
 # The counting sort sorts blocks of this many rows. NumPy's radix argsort of 8-bit keys
-# costs about 2.2 ns a row at any size, but its order (8 bytes a row) is a new array:
-# past about 64K rows, glibc maps it fresh (and page-faults it) more and more often, 11
-# ns a row at 256K. Fewer, larger blocks make fewer segments to gather: 16M float32 into
-# 16 parts, Session runs interleaved (5 best of 11, ms): 63-67 with 64K rows, 72-76 with
-# 32K, 75-99 with 128K (15K page faults a run). It makes at most _PARTITION_SEGMENTS
-# (block, partition) segments, so that gathering them stays cheap.
-_PARTITION_SORT_ROWS = 1 << 16
+# costs about 2.2 ns a row at any size, but its order and its scratch (8 bytes a row each)
+# are new arrays: glibc maps them fresh (and page-faults them) unless it keeps blocks of
+# their size, which it does up to 4 MB once the host pool has made its first buffer
+# (host_pool.let_malloc_keep_medium_blocks), so up to 256K rows. Fewer, larger blocks make
+# fewer segments to gather and fewer hand-offs between the threads, which cost most when
+# the machine has just idled. 16M float32 into 16 parts, Session runs interleaved (6 best
+# of 10, ms, 2026-12-03): back to back 40-45 with 64K rows, 39-41 with 128K, 38-42 with
+# 256K; after a 0.3 s pause 47-60, 41-59, 43-50; the seed composition after a pause
+# 98-120, 87-108, 83-103. 512K rows (4 MB orders, mapped anew each time): 58-69.
+# It makes at most _PARTITION_SEGMENTS (block, partition) segments, so that gathering
+# them stays cheap.
+_PARTITION_SORT_ROWS = 1 << 18
 _PARTITION_SEGMENTS = 1 << 15
 
 
