@@ -269,10 +269,10 @@ def _conv_per_tap(
     summed in tap order. NumPy multiplies a strided window as ``n * oh`` products of
     ``[ow, cin]``, which BLAS does well with enough channels; a window that is the whole
     input (a 1x1 filter, stride 1) is one ``[n * oh * ow, cin]`` product: [64,28,28,64]
-    -> 128, 30 -> 7 ms (min of 7, 2026-12-03). Copying every window into one contiguous
-    buffer for a single product each was no faster (BLAS is slow on such tall, thin
-    matrices here: [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128 gained,
-    232 -> 152)."""
+    -> 128, 17-19 -> 9-10 ms (best 4 of 7, 2026-12-03). Copying every window into one
+    contiguous buffer for a single product each was no faster (BLAS is slow on such tall,
+    thin matrices here: [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128
+    gained, 232 -> 152)."""
     kh, kw, cin, cout = w.shape
     out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
     for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
