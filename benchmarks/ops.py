@@ -41,7 +41,7 @@ def _floor_timer(nbytes: int) -> Callable[[], dict[str, float]]:
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # the warm-up: both arrays' pages are mapped
-    return lambda: {"floor": call_seconds(lambda: np.copyto(dst, src))[0]}
+    return _timer("floor", lambda: np.copyto(dst, src))
 
 
 def _timer(name: str, fn: Callable[[], Any]) -> Callable[[], dict[str, float]]:

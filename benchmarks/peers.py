@@ -280,8 +280,9 @@ class Ready:
         info: dict[str, Any] = {}
         for mode in req["modes"]:
             if mode in ("session", "session_no_grappler"):
-                call = self._session(gd, inputs, req, grappler=mode == "session")
-                info[f"{mode}_nodes"] = call.nodes
+                call, info[f"{mode}_nodes"] = self._session(
+                    gd, inputs, req, grappler=mode == "session"
+                )
             elif mode == "function":
                 call = self._function(gd, inputs, req)
             else:
@@ -295,10 +296,9 @@ class Ready:
             self.calls[mode] = call
         return {"outputs": outputs, "info": info}
 
-    def _session(self, gd: Any, inputs: dict, req: dict, grappler: bool) -> Any:
-        """``Session.run`` with a feed_dict; Grappler on (TF's default) or its
-        meta-optimizer disabled. ``.nodes``: how many nodes the Session runs (after
-        Grappler, when on)."""
+    def _session(self, gd: Any, inputs: dict, req: dict, grappler: bool) -> tuple[Any, int]:
+        """``Session.run`` with a feed_dict, Grappler on (TF's default) or its
+        meta-optimizer disabled; and how many nodes the Session runs (after Grappler)."""
         tf = self.tf
         from tensorflow.core.protobuf import rewriter_config_pb2
 
@@ -320,8 +320,7 @@ class Ready:
         meta = tf.compat.v1.RunMetadata()
         opts = tf.compat.v1.RunOptions(output_partition_graphs=True)
         sess.run(fetch, feed, options=opts, run_metadata=meta)
-        call.nodes = sum(len(p.node) for p in meta.partition_graphs)  # type: ignore[attr-defined]
-        return call
+        return call, sum(len(p.node) for p in meta.partition_graphs)
 
     def _function(self, gd: Any, inputs: dict, req: dict) -> Any:
         """The imported graph as a concrete function pruned to the feeds and fetches (what a
