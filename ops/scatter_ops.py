@@ -92,13 +92,26 @@ def _assign(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
     # The output rows that the updates overwrite serve as the table of winners (no table
     # of every row to allocate): each named row first takes the position of the last
     # update naming it, then every update naming it writes that one's row.
-    pos = positions(np, flat.shape[0])
+    n = flat.shape[0]
+    pos = positions(np, n)
     slots[flat] = pos  # NumPy writes in order, leaving the last position in every named row
-    named = slots[flat]
-    if (named < pos).any():  # not in order after all: the largest position wins
+    named = np.empty_like(pos)
+    late: list[bool] = []
+    work = 64 * n  # a cache line an update: the reads and writes land at random
+
+    def read(piece: slice) -> None:  # every read before any write: the table is the output
+        np.take(slots, flat[piece], out=named[piece], mode="clip")  # in range
+        if (named[piece] < pos[piece]).any():
+            late.append(True)
+
+    def write(piece: slice) -> None:  # a row's writers agree: order does not matter
+        out[flat[piece]] = np.take(upd, named[piece], axis=0)
+
+    ctx.parallel_slices(read, n, work)
+    if late:  # not in order after all: the largest position wins
         np.maximum.at(slots, flat, pos)
         named = slots[flat]
-    out[flat] = np.take(upd, named, axis=0)  # a row's writers agree: order does not matter
+    ctx.parallel_slices(write, n, work)
 
 
 def _position_slots(out: np.ndarray, n: int) -> np.ndarray | None:

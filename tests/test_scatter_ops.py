@@ -365,9 +365,16 @@ def test_repeats_applied_round_by_round(
     ],
 )
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_update_duplicates_every_row_size(dtype: Any, slice_shape: tuple, index_dtype: Any) -> None:
+@pytest.mark.parametrize("split", [False, True], ids=["one core", "both cores"])
+def test_update_duplicates_every_row_size(
+    monkeypatch: pytest.MonkeyPatch, dtype: Any, slice_shape: tuple, index_dtype: Any, split: bool
+) -> None:
     # Many repeats, with differing values, on rows of every size; NaN and -0.0 stay as
-    # given (positions are written over the rows' bits, then replaced).
+    # given (positions are written over the rows' bits, then replaced). Split over the
+    # cores, every winner is read before any row is written, and the updates naming one
+    # row from both halves write the same winner.
+    if split:
+        monkeypatch.setattr(kernel, "PARALLEL_MIN_BYTES", 0)
     rng = np.random.default_rng(3)
     tensor = (rng.normal(size=(40,) + slice_shape) * 10).astype(dtype)
     indices = rng.integers(0, 40, size=(300, 1)).astype(index_dtype)
