@@ -11,6 +11,7 @@ import contextvars
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any, NoReturn
@@ -36,6 +37,17 @@ _in_pool = threading.local()  # .worker: this thread is one of the kernels' pool
 
 def _mark_worker() -> None:
     _in_pool.worker = True
+
+
+def _as_worker(work: Callable[[], None]) -> None:
+    """``work()`` with this thread counted as a pool worker: a piece runs its own pieces
+    in turn, as it would on a pool thread."""
+    was = getattr(_in_pool, "worker", False)
+    _in_pool.worker = True
+    try:
+        work()
+    finally:
+        _in_pool.worker = was
 
 
 def _thread_pool() -> ThreadPoolExecutor:
@@ -206,7 +218,10 @@ class KernelContext:
         """``[fn(x) for x in items]``, split over threads when on the CPU and worth it.
 
         NumPy releases the GIL in its copy and compare loops, so independent pieces of
-        one kernel (a list each, a partition each) run on both cores. ``fn`` must write
+        one kernel (a list each, a partition each) run on both cores. Each thread takes
+        the next item when done with one, so a thread the machine holds up leaves the
+        others less to wait for; this thread is one of them, as it is running already (a
+        pool thread the VM has let idle can take a while to start). ``fn`` must write
         disjoint memory; the results keep the order of ``items``.
         """
         items = list(items)
@@ -218,9 +233,28 @@ class KernelContext:
             or getattr(_in_pool, "worker", False)  # a piece waiting on pieces could deadlock
         ):
             return [fn(x) for x in items]
-        # Each piece runs in a copy of this thread's context: NumPy's error state goes along.
-        contexts = [contextvars.copy_context() for _ in items]
-        return list(_thread_pool().map(lambda c, x: c.run(fn, x), contexts, items))
+        results: list[Any] = [None] * len(items)
+        taken = itertools.count()  # next() on a count is atomic under the GIL
+
+        def work() -> None:
+            for i in iter(taken.__next__, None):
+                if i >= len(items):
+                    return
+                results[i] = fn(items[i])
+
+        # Each thread works in a copy of this thread's context: NumPy's error state goes along.
+        pool = _thread_pool()
+        helpers = [
+            pool.submit(contextvars.copy_context().run, work)
+            for _ in range(min(len(items), self.threads) - 1)
+        ]
+        try:
+            contextvars.copy_context().run(_as_worker, work)
+        finally:
+            futures.wait(helpers)  # no piece still writes when this returns or raises
+        for helper in helpers:
+            helper.result()  # a helper's error
+        return results
 
     def parallel_slices(self, fn: Callable[[slice], Any], n: int, work_bytes: int) -> None:
         """``fn(piece)`` for slices that tile ``range(n)``, one per thread when worth it."""
@@ -229,18 +263,9 @@ class KernelContext:
         self.parallel_map(lambda p: fn(slice(bounds[p], bounds[p + 1])), range(pieces), work_bytes)
 
     def parallel_each(self, fn: Callable[[int], Any], n: int, work_bytes: int) -> None:
-        """``fn(i)`` for each ``i`` in ``range(n)``, in order on each thread, every thread
-        taking the next ``i`` when it is done with one: for many similar pieces of work,
-        so that a thread the machine holds up leaves the other less to wait for."""
-        taken = itertools.count()  # next() on a count is atomic under the GIL
-
-        def work(_: int) -> None:
-            for i in iter(taken.__next__, None):
-                if i >= n:
-                    return
-                fn(i)
-
-        self.parallel_map(work, range(min(n, self.threads)), work_bytes)
+        """``fn(i)`` for each ``i`` in ``range(n)``: many similar pieces of work, taken by
+        the threads as they come free (see :meth:`parallel_map`)."""
+        self.parallel_map(fn, range(n), work_bytes)
 
     def synchronize(self) -> None:
         """Wait until this device has finished the work queued on it: GPU kernels return
