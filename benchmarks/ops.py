@@ -14,8 +14,9 @@ With ``--peers``, TensorFlow runs each case's graph in the same run (benchmarks/
 exported with ``Graph.as_graph_def()``, timed in a worker process with tf.compat.v1.Session
 and as a concrete function); its outputs are checked against minigraph's like NumPy's.
 Without TensorFlow (or the ``tensorboard`` extra) the script says so and skips those columns.
-The last column is minigraph's time over the best peer's (NumPy, TF Session, tf.function)
-in the same round, the median over the rounds.
+The column mg/best is minigraph's time over the best peer's (NumPy, TF Session,
+tf.function) in the same round, the median over the rounds; "led" counts the rounds in
+which minigraph was the fastest.
 minigraph and TensorFlow are fed the same 64-byte-aligned copies of the inputs (TensorFlow
 copies any other); NumPy's formulation reads the arrays as NumPy made them.
 """
@@ -307,7 +308,7 @@ def main() -> None:
     tf = peers.TFPeer.start(args.peers_python) if args.peers else None
     head = f"{'case':<52} {'floor ms':>9} {'minigraph':>10} {'numpy':>7}"
     if tf is not None:
-        head += f" {'TF sess':>8} {'tf.fn':>7} {'mg/best':>8}"
+        head += f" {'TF sess':>8} {'tf.fn':>7} {'mg/best':>8} {'led':>6}"
     print(head, flush=True)
     for case in CASES:
         if args.only not in case.name:
@@ -349,7 +350,8 @@ def main() -> None:
             others = [v for name, v in t.items() if name != "minigraph"]
             best = [min(round_) for round_ in zip(*others)]
             line += f" {med['session'] / floor:>8.1f} {med['function'] / floor:>7.1f}"
-            line += f" {median_ratio(t['minigraph'], best):>8.2f}"
+            led = sum(m < b for m, b in zip(t["minigraph"], best))
+            line += f" {median_ratio(t['minigraph'], best):>8.2f} {f'{led}/{len(best)}':>6}"
         print(line, flush=True)
         del result, fetch, feeds, sess, g
     if tf is not None:
