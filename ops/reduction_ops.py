@@ -16,6 +16,7 @@ products wrap in their own dtype; Max and Min propagate NaN.
 from __future__ import annotations
 
 import inspect
+import math
 import typing
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -138,6 +139,36 @@ def _empty_mean(dtype: np.dtype) -> typing.Any:
     return np.nan if dtype.kind == "f" else 0  # complex too: TF's 0/0 gives 0 there
 
 
+# NumPy reduces over leading or middle axes one short run of the kept trailing elements at a
+# time; below this many, with many more elements reduced into each result than the run is
+# long, a copy with the reduced axes last, reduced along its rows, is faster.
+_SHORT_TRAILING_RUN = 16
+_MOVE_MIN_SIZE = 1 << 12  # smaller inputs reduce in microseconds either way
+
+
+def _reduced_axes_last(ctx: KernelContext, x: np.ndarray, axes: tuple, n: int) -> np.ndarray | None:
+    """``x`` (host) copied with the kept axes first and its ``n`` reduced elements per result
+    as one last axis, where some kept axes follow the last reduced one and their run of
+    elements is shorter than _SHORT_TRAILING_RUN and than n / 2; else None.
+
+    Keras's global pooling, a Mean over [1, 2] of a [1024, 8, 8, 4] tensor: 1.0 -> 0.2 ms,
+    Max 1.8 -> 0.33; a Sum over the rows of [1M, 3] 15 -> 2.7 ms. Runs of 2, 4 and 8 gain
+    from n = 2, 8 and 16 on (Sum and Max, 128K elements); a run of 64 loses. A sum then
+    adds pairwise along each row, as NumPy sums rows, and may round differently from a
+    sum over the axes in place (TensorFlow's order is its own again).
+    """
+    run = math.prod(x.shape[max(axes) + 1 :])
+    if ctx.xp is not np or x.size < _MOVE_MIN_SIZE:
+        return None
+    if not 1 < run < _SHORT_TRAILING_RUN or n < 2 * run:
+        return None
+    kept = [a for a in range(x.ndim) if a not in axes]
+    order = kept + list(axes)
+    moved = ctx.empty((*[x.shape[a] for a in kept], n), x.dtype)
+    np.copyto(moved.reshape([x.shape[a] for a in order]), x.transpose(order))
+    return moved
+
+
 def _reduction_kernel(
     compute: Callable[..., typing.Any], empty: Callable[[np.dtype], typing.Any]
 ) -> Callable[..., typing.Any]:
@@ -154,8 +185,12 @@ def _reduction_kernel(
             return ctx.allocate(shape, x.dtype, fill=empty(x.dtype))
         if x.size == 0:  # nothing to compute (CuPy refuses some reductions of empty arrays)
             return ctx.allocate(shape, x.dtype)
+        moved = _reduced_axes_last(ctx, x, axes, n)
         with np.errstate(all="ignore"):  # overflow to inf, inf - inf: TF's results too
-            r = compute(ctx.xp, x, axes, keep, n)
+            if moved is None:
+                r = compute(ctx.xp, x, axes, keep, n)
+            else:
+                r = compute(np, moved, (moved.ndim - 1,), False, n).reshape(shape)
         return r if r.ndim else ctx.xp.asarray(r, dtype=x.dtype)  # NumPy gives scalars
 
     return kernel

@@ -10,11 +10,12 @@ sum in float64 or exactly): a reduction of n terms may differ from the exact res
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors
+from minigraph.ops import reduction_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
@@ -391,10 +392,17 @@ OPS = {
 }
 
 
+@pytest.mark.parametrize("moved", [False, True], ids=["in place", "reduced axes moved last"])
 @pytest.mark.parametrize("op", list(OPS))
-@settings(max_examples=30, deadline=None)
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_reductions_match_reference(op, data):
+def test_reductions_match_reference(monkeypatch, op, moved, data):
+    # "moved": inputs of any size whose kept trailing run is short are copied with the
+    # reduced axes last (by default only inputs of 4096 elements or more).
+    if moved:
+        monkeypatch.setattr(reduction_ops, "_MOVE_MIN_SIZE", 0)
     x, axes, axis_value, keep = data.draw(reduction_case(op))
     g = mg.Graph()
     with g.as_default():
@@ -410,6 +418,20 @@ def test_reductions_match_reference(op, data):
     assert got.dtype == x.dtype
     assert_close_sum(got, ref, x, axes, keep, op, x.dtype.type)
     np.testing.assert_array_equal(got_z, got)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize(
+    "shape, axes", [((64, 8, 8, 4), [1, 2]), ((5000, 3), [0]), ((40, 30, 2, 5), [0, 2])]
+)
+@pytest.mark.parametrize("op", ["Mean", "Max", "Sum"])
+def test_global_pooling_and_column_reductions_at_full_size(op, shape, axes, keep):
+    # Keras's global pooling (a reduction over [1, 2] of NHWC) and a reduction over the rows
+    # of a few columns: large enough for the copy with the reduced axes last.
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    x[0, 0] = np.nan  # Max propagates it; the sums too
+    got = build_and_run(lambda: OPS[op](x, axes, keepdims=keep))
+    assert_close_sum(got, reference_reduce(op, x, axes, keep), x, axes, keep, op, np.float32)
 
 
 def reference_arg(x, axis, is_max):
