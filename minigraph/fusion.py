@@ -10,6 +10,10 @@ before it and nothing else reads (or fetches) the values in between. The chain b
   overwrite);
 - runs each op into that buffer in place (``np.add(acc, y, out=acc)``), so no intermediate
   is allocated and the executor pays one step instead of one per op;
+- on the CPU, runs on [rows, run] views when an operand repeats a short block of the
+  output's trailing axes (a per-channel scale or bias), that operand tiled to the run, so
+  NumPy's inner loop is not called once per repeat (ops with shape rules of their own,
+  such as BiasAdd, keep their shapes);
 - on the CPU, walks large outputs in cache-sized blocks of rows, both cores at once, so
   that the chain reads and writes main memory once instead of once per op, when every op
   is ``exact`` (its results are correctly rounded on every code path: +, -, *, /, sqrt,
@@ -45,6 +49,8 @@ ACC = -1  # an operand that is the chain's running value
 _BLOCK_MIN_BYTES = 1 << 22
 # ... of about this many bytes of output, so a block's operands stay in the L2 cache.
 _BLOCK_BYTES = 1 << 19
+# A short repeated operand is tiled to about this many elements' run (see _widened).
+_WIDE_RUN = 1 << 10
 # As in the unfused kernels: an input this large may be an unpaid broadcast view.
 _CHECKED_SIZE = 1 << 20
 Shape = tuple[int, ...]
@@ -105,7 +111,9 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
             ctx.check_size(shape, dtype)
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
-    out = _output_buffer(ctx, inputs, shape, dtype)
+    result = out = _output_buffer(ctx, inputs, shape, dtype)
+    if ctx.xp is np and all(op.shape is None for op in program):
+        inputs, out = _widened(inputs, out)
     if (
         ctx.xp is not np  # a GPU queues its kernels: blocks would not help
         or out.nbytes < _BLOCK_MIN_BYTES
@@ -113,9 +121,9 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         or not all(op.exact for op in program)
     ):
         _run(calls, inputs, out)
-        return out
-    rows = max(1, _BLOCK_BYTES * shape[0] // out.nbytes)
-    n = shape[0]
+        return result
+    rows = max(1, _BLOCK_BYTES * out.shape[0] // out.nbytes)
+    n = out.shape[0]
 
     def blocks(part: slice) -> None:
         for start in range(part.start, part.stop, rows):
@@ -124,7 +132,44 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
             _run(calls, cut, out[block])
 
     ctx.parallel_slices(blocks, n, out.nbytes)
-    return out
+    return result
+
+
+def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
+    """The inputs and ``out`` as [rows, run] views, with each input that repeats a short
+    block of ``out``'s trailing axes (a bias or a scale of a few channels) tiled to the
+    run; unchanged unless every input is that, ``out``'s shape, or a single element.
+
+    NumPy runs its inner loop once per repeat of such a block: a scale of 4 channels over
+    [1024, 8, 8, 4] took 0.30 ms a multiply, against 0.05 with runs of 1024 (see the
+    commit). Only for chains of ops that broadcast as NumPy does (no shape rule of their
+    own), so each element still meets the same operands: the bits do not change.
+    """
+    if out.ndim < 2 or not out.flags.c_contiguous:
+        return inputs, out
+    block = 0  # the longest repeated block, in elements
+    for x in inputs:
+        if x.size == 1 or (x.shape == out.shape and x.flags.c_contiguous):
+            continue
+        trailing = x.shape[next((i for i, d in enumerate(x.shape) if d != 1), x.ndim) :]
+        if trailing != out.shape[out.ndim - len(trailing) :] or not x.flags.c_contiguous:
+            return inputs, out
+        block = max(block, x.size)
+    if not block:
+        return inputs, out
+    repeats = math.gcd(out.size // block, _WIDE_RUN)  # a power of two: run a multiple of block
+    if repeats == 1:
+        return inputs, out
+    run = block * repeats
+    wide = []
+    for x in inputs:
+        if x.size == 1:
+            wide.append(x.reshape(()))
+        elif x.size == out.size:
+            wide.append(x.reshape(-1, run))
+        else:
+            wide.append(np.tile(x.reshape(-1), run // x.size))
+    return tuple(wide), out.reshape(-1, run)
 
 
 def _compile(members: Sequence[Member], xp: Any, num_inputs: int) -> list[_Op]:

@@ -382,3 +382,45 @@ def test_one_fused_plan_runs_from_many_threads_at_once():
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(check, [1 + i % 97 for i in range(400)]))
+
+
+@pytest.mark.parametrize(
+    "shape, small_shape, widened",
+    [
+        ((64, 8, 8, 4), (4,), True),  # Keras's scale and shift of 4 channels
+        ((64, 8, 8, 4), (1, 1, 4), True),  # leading ones
+        ((256, 32, 32, 4), (32, 4), True),  # 4 MB: the rows of the widened view in blocks
+        ((64, 8, 8, 4), (8, 1, 4), False),  # repeated along a middle axis: as it was
+        ((3, 5, 7, 3), (3,), False),  # 105 repeats: no run of a power of two fits
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_short_repeated_operands_run_widened_with_the_same_bits(shape, small_shape, widened, dtype):
+    # A chain over [..., C] with C-sized operands runs on [rows, run] views, the small
+    # operands tiled to the run; every element still meets the same operands.
+    from minigraph import fusion
+    from minigraph.kernel import KernelContext
+
+    rng = np.random.default_rng(9)
+
+    def values(s):
+        if dtype == np.int32:
+            return rng.integers(-50, 50, s).astype(dtype)
+        return rng.standard_normal(s).astype(dtype)
+
+    a, res, scale, shift = values(shape), values(shape), values(small_shape), values(small_shape)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, shape=shape, name="x")
+        r = mg.placeholder(dtype, shape=shape, name="r")
+        y = mg.nn.relu(x * mg.constant(scale) + mg.constant(shift) + r)
+    fused, unfused = run_both(g, y, {x: a, r: res})
+    bitwise(fused, unfused)
+    bitwise(fused, np.maximum(a * scale + shift + res, dtype(0)))
+    out = KernelContext({}, np, "n", "Op").empty(shape, dtype)
+    inputs, view = fusion._widened((a, scale, shift, res), out)
+    if widened:
+        assert view.ndim == 2 and view.shape[1] % scale.size == 0 and view.shape[1] > scale.size
+        assert np.shares_memory(view, out) and all(v.shape[-1] == view.shape[1] for v in inputs)
+    else:
+        assert view is out and all(v is w for v, w in zip(inputs, [a, scale, shift, res]))
