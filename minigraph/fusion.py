@@ -12,8 +12,8 @@ before it and nothing else reads (or fetches) the values in between. The chain b
   is allocated and the executor pays one step instead of one per op;
 - on the CPU, runs on [rows, run] views when an operand repeats a short block of the
   output's trailing axes (a per-channel scale or bias), that operand tiled to the run, so
-  NumPy's inner loop is not called once per repeat (ops with shape rules of their own,
-  such as BiasAdd, keep their shapes);
+  NumPy's inner loop is not called once per repeat (when every op pairs elements as NumPy
+  broadcasting does: BiasAdd in NHWC, not in NCHW);
 - on the CPU, walks large outputs in cache-sized blocks of rows, both cores at once, so
   that the chain reads and writes main memory once instead of once per op, when every op
   is ``exact`` (its results are correctly rounded on every code path: +, -, *, /, sqrt,
@@ -78,6 +78,7 @@ class _Op(NamedTuple):
     shape: Callable[..., Shape | None] | None  # None: broadcasting
     attrs: Mapping[str, Any]
     exact: bool
+    broadcasts: bool  # pairs elements as NumPy broadcasting does: may run on reshaped views
 
 
 define_internal_op(
@@ -112,7 +113,7 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
     result = out = _output_buffer(ctx, inputs, shape, dtype)
-    if ctx.xp is np and all(op.shape is None for op in program):
+    if ctx.xp is np and all(op.broadcasts for op in program):
         inputs, out = _widened(inputs, out)
     if (
         ctx.xp is not np  # a GPU queues its kernels: blocks would not help
@@ -142,8 +143,9 @@ def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...],
 
     NumPy runs its inner loop once per repeat of such a block: a scale of 4 channels over
     [1024, 8, 8, 4] took 0.30 ms a multiply, against 0.05 with runs of 1024 (see the
-    commit). Only for chains of ops that broadcast as NumPy does (no shape rule of their
-    own), so each element still meets the same operands: the bits do not change.
+    commit). Only for chains of ops that pair elements as NumPy broadcasting does
+    (``Elementwise.broadcasts``), so each element still meets the same operands: the bits
+    do not change.
     """
     if out.ndim < 2 or not out.flags.c_contiguous:
         return inputs, out
@@ -179,7 +181,8 @@ def _compile(members: Sequence[Member], xp: Any, num_inputs: int) -> list[_Op]:
         assert how is not None, m.op_type  # the pass fuses only such ops
         a, *b = [num_inputs if k == ACC else k for k in m.operands]
         fn = how.bind(xp, m.attrs)
-        program.append(_Op(fn, a, b[0] if b else None, how.shape, m.attrs, how.exact))
+        broadcasts = how.shape is None or (how.broadcasts is not None and how.broadcasts(m.attrs))
+        program.append(_Op(fn, a, b[0] if b else None, how.shape, m.attrs, how.exact, broadcasts))
     return program
 
 

@@ -122,12 +122,16 @@ class Elementwise:
     result's shape, or None where the kernel would refuse these shapes (None: NumPy
     broadcasting). ``exact``: an element's bits do not depend on how the array is cut into
     blocks (IEEE's exactly rounded +, -, *, /, sqrt, comparisons, selections), so a chain of
-    such ops may run block by block.
+    such ops may run block by block. ``broadcasts(attrs)``, for an op with a shape rule:
+    whether with these attrs it pairs its operands' elements as NumPy broadcasting does
+    (BiasAdd in NHWC), so that it may run on reshaped views of them (an op without a shape
+    rule always does).
     """
 
     bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
     shape: Callable[..., tuple[int, ...] | None] | None = None
     exact: bool = False
+    broadcasts: Callable[[Mapping[str, Any]], bool] | None = None
 
     @classmethod
     def ufunc(cls, name: str, exact: bool = False) -> Elementwise:

@@ -105,7 +105,12 @@ BIAS_ADD = define_op(
     outputs=["output: T"],
     attrs=[f"T: {NUMBER}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'"],
     shape_fn=_bias_add_shape,
-    elementwise=Elementwise(_bias_add_into, _bias_add_result, exact=True),
+    elementwise=Elementwise(
+        _bias_add_into,
+        _bias_add_result,
+        exact=True,
+        broadcasts=lambda attrs: attrs["data_format"] == "NHWC",  # the bias pairs with dim -1
+    ),
     doc="""
 Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1
 for NCHW with rank >= 3 (as TensorFlow's kernel: a rank-2 value takes it last either way).

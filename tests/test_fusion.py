@@ -316,11 +316,15 @@ def test_a_chain_never_spans_two_devices(any_device):
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("rows", [3, 600])  # 600 x 8 x 8 x 32 float32: blocks of rows
-def test_bias_add_and_relu_fuse_as_keras_layers_use_them(data_format, rows):
+@pytest.mark.parametrize("channels", [32, 8])  # 8: as many as the width, NCHW or not
+def test_bias_add_and_relu_fuse_as_keras_layers_use_them(data_format, rows, channels):
+    # In NHWC the bias pairs with the last dim, so the chain may run widened (a short
+    # bias tiled to a run); in NCHW it must not, even when the width equals the channels.
     rng = np.random.default_rng(3)
-    shape = (rows, 8, 8, 32) if data_format == "NHWC" else (rows, 32, 8, 8)
+    rows *= 32 // channels
+    shape = (rows, 8, 8, channels) if data_format == "NHWC" else (rows, channels, 8, 8)
     a = rng.standard_normal(shape).astype(np.float32)
-    bias = rng.standard_normal(32).astype(np.float32)
+    bias = rng.standard_normal(channels).astype(np.float32)
     g = mg.Graph()
     with g.as_default():
         x = mg.placeholder(mg.float32, shape=[None, *shape[1:]], name="x")
@@ -330,7 +334,7 @@ def test_bias_add_and_relu_fuse_as_keras_layers_use_them(data_format, rows):
     assert "BiasAdd" not in ops and "Relu" not in ops and ops.count("_FusedElementwise") == 1
     fused, unfused = run_both(g, y, {x: a})
     bitwise(fused, unfused)
-    b = bias.reshape((32,) if data_format == "NHWC" else (32, 1, 1))
+    b = bias.reshape((channels,) if data_format == "NHWC" else (channels, 1, 1))
     r = np.where(a * np.float32(2) + b < 0, np.float32(0), a * np.float32(2) + b) - np.float32(0.5)
     bitwise(fused, np.where(r > 0, r, r * np.float32(0.2)))
 
