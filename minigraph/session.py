@@ -187,7 +187,8 @@ class Session:
         feeds: list[Output],
         feed_devices: list[str],
     ) -> Plan:
-        key = (tuple(tensors), tuple(t.name for t in targets), tuple(feeds), tuple(feed_devices))
+        names = tuple(t.name for t in targets) if targets else ()
+        key = (tuple(tensors), names, tuple(feeds), tuple(feed_devices))
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
