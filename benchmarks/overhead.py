@@ -225,6 +225,10 @@ def main() -> None:
         "per run (chain K=1 less one add): "
         + ", ".join(f"{c} {v:.1f} µs" for c, v in fixed.items() if c != "numpy")
     )
+    # The VM's speed drifts by up to 2x: in NumPy calls, the per-run cost is comparable
+    # across runs (the bar of 8 µs was set when a call took 0.42 µs: 19 calls).
+    in_adds = fixed["minigraph"] / per_node["numpy"]
+    print(f"  minigraph per run, in NumPy adds on the chain: {in_adds:.1f}")
     if tf is not None:
         tf.close()
     if not args.skip_memory:
