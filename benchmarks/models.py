@@ -5,12 +5,15 @@
 
 Each Keras fixture (a frozen GraphDef written by TensorFlow 2.21: MLP, CNN, batch norm,
 residual block, text models, transformer block, unrolled LSTM) is imported, and its fixture
-input tiled to each batch size is fed. Timed (median ms of one Session.run, as every
-benchmark here): minigraph with its optimizer (the default) and with every pass off, and,
-with ``--peers``, TensorFlow's Session (Grappler on) and the graph as a concrete function,
-in the same run (benchmarks/peers.py). "steps" is how many steps minigraph's plan runs,
-with the optimizer and without. Outputs are checked: the optimizer's bitwise against the
-unoptimized plan's, TensorFlow's within the fixture's tolerance.
+input tiled to each batch size is fed. Timed (median ms of one Session.run): minigraph with
+its optimizer (the default) and with every pass off, and, with ``--peers``, TensorFlow's
+Session (Grappler on) and the graph as a concrete function, in the same run
+(benchmarks/peers.py), in rounds of one call each (timing.interleaved_seconds, as
+benchmarks/ops.py), so a drift in the VM's speed falls on all of them alike; the last
+column is the median over the rounds of minigraph's time over TensorFlow's best. "steps"
+is how many steps minigraph's plan runs, with the optimizer and without. Outputs are
+checked: the optimizer's bitwise against the unoptimized plan's, TensorFlow's within the
+fixture's tolerance.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import peers
-from timing import median_seconds
+from timing import interleaved_seconds, median_ratio, timer
 
 import minigraph as mg
 
@@ -71,14 +74,14 @@ def main() -> None:
             got, want = sess.run(fetches, feeds), plain.run(fetches, feeds)
             for a, b in zip(got, want, strict=True):
                 assert a.tobytes() == b.tobytes(), f"{case['name']}: the optimizer changed bits"
-            ms = [
-                median_seconds(lambda s=s, f=fetches, d=feeds: s.run(f, d), args.repeat) * 1e3
-                for s in (sess, plain)
+            contenders = [
+                timer(name, lambda s=s, f=fetches, d=feeds: s.run(f, d))
+                for name, s in (("minigraph", sess), ("unoptimized", plain))
             ]
-            line = f"{case['name']:<22} {batch:>6} {_steps(sess):>4}/{_steps(plain):<4} "
+            peer = None
             if tf is not None:
-                r = tf.run(g, feeds, fetches, args.repeat)
-                for mode, values in r.outputs.items():
+                peer = tf.prepare(g, feeds, fetches)
+                for mode, values in peer.outputs.items():
                     for a, b in zip(got, values, strict=True):
                         np.testing.assert_allclose(
                             a,
@@ -87,10 +90,19 @@ def main() -> None:
                             atol=1e-4,
                             err_msg=f"{case['name']}: TF {mode} differs",
                         )
-                tf_ms = [r.seconds["session"] * 1e3, r.seconds["function"] * 1e3]
-                ms += tf_ms
-            line += " ".join(f"{m:>11.3f}" for m in ms)
-            print(line + (f" {ms[0] / min(ms[2:]):>10.2f}" if tf is not None else ""))
+                contenders.append(peer.time)
+            for contender in contenders:  # a warm-up call each
+                contender()
+            t = interleaved_seconds(args.repeat, contenders)
+            if peer is not None:
+                peer.release()
+            names = ["minigraph", "unoptimized"] + (["session", "function"] if peer else [])
+            line = f"{case['name']:<22} {batch:>6} {_steps(sess):>4}/{_steps(plain):<4} "
+            line += " ".join(f"{np.median(t[n]) * 1e3:>11.3f}" for n in names)
+            if peer is not None:
+                best = [min(r) for r in zip(t["session"], t["function"])]
+                line += f" {median_ratio(t['minigraph'], best):>10.2f}"
+            print(line)
     if tf is not None:
         tf.close()
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import peers
-from timing import call_seconds, interleaved_seconds, median_ratio
+from timing import interleaved_seconds, median_ratio, timer
 
 import minigraph as mg
 
@@ -42,11 +42,7 @@ def _floor_timer(nbytes: int) -> Callable[[], dict[str, float]]:
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # the warm-up: both arrays' pages are mapped
-    return _timer("floor", lambda: np.copyto(dst, src))
-
-
-def _timer(name: str, fn: Callable[[], Any]) -> Callable[[], dict[str, float]]:
-    return lambda: {name: call_seconds(fn)[0]}
+    return timer("floor", lambda: np.copyto(dst, src))
 
 
 @dataclass
@@ -323,8 +319,8 @@ def main() -> None:
         _check(case.name, result, numpy_fn(), dups)
         contenders = [
             _floor_timer(_nbytes(result)),
-            _timer("minigraph", lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds)),
-            _timer("numpy", numpy_fn),
+            timer("minigraph", lambda sess=sess, fetch=fetch, feeds=feeds: sess.run(fetch, feeds)),
+            timer("numpy", numpy_fn),
         ]
         peer = None
         if tf is not None:

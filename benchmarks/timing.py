@@ -19,6 +19,12 @@ def call_seconds(fn: Callable[[], Any], repeat: int = 1) -> list[float]:
     return times
 
 
+def timer(name: str, fn: Callable[[], Any]) -> Callable[[], dict[str, float]]:
+    """A contender for :func:`interleaved_seconds`: one timed call of ``fn``, as
+    ``{name: seconds}``."""
+    return lambda: {name: call_seconds(fn)[0]}
+
+
 def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
     """Median seconds of one call, over ``repeat`` timed calls after one warm-up call."""
     fn()
@@ -29,22 +35,32 @@ def interleaved_seconds(
     rounds: int, contenders: Iterable[Callable[[], dict[str, float]]]
 ) -> dict[str, list[float]]:
     """Per name, the seconds of each of ``rounds`` rounds: each round times every contender
-    once, in turn, starting one later each round (each returns ``{name: seconds}`` of one
-    call, already warmed up).
+    once (each returns ``{name: seconds}`` of one call, already warmed up).
 
     This VM's speed drifts by up to 2x over seconds to minutes; timing one contender's
     repeats and then the next's puts them in different phases, so a ratio of their medians
     measures the drift as much as the code. Interleaved, every round's figures share a
     phase, and the median of the per-round ratios (``median_ratio``) is robust to it.
+
+    What ran just before a call matters too: after any pause (a 2 ms sleep, or waiting on
+    TensorFlow's worker) a 0.06 ms model run took 0.25 ms, and a kernel on both cores runs
+    slower after the machine idled (DynamicPartition 16M into 16: 66-84 ms after 0.45 s
+    against 48-58). So the order rotates by one each round, and every other cycle of
+    rotations runs backwards (rotating the other way): each contender comes right after
+    each of the others about equally often, and, from three contenders on, never right
+    after itself. (Rotating forwards only, the contender after TensorFlow's worker was
+    mostly the same one.)
     """
     contenders = list(contenders)
+    n = len(contenders)
     out: dict[str, list[float]] = {}
     for r in range(rounds):
-        # Each round starts one contender later: none always runs right after the same
-        # other one (a kernel on both cores runs slower after the machine idled: after a
-        # 0.45 s sleep, DynamicPartition 16M into 16 took 66-84 ms against 48-58).
-        k = r % len(contenders) if contenders else 0
-        for contender in contenders[k:] + contenders[:k]:
+        backwards = (r // max(n, 1)) % 2 == 1
+        k = (-r if backwards else r) % max(n, 1)  # so no contender runs twice in a row
+        order = contenders[k:] + contenders[:k]
+        if backwards:
+            order.reverse()
+        for contender in order:
             for name, seconds in contender().items():
                 out.setdefault(name, []).append(seconds)
     return out
