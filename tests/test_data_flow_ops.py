@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
-from minigraph import errors, ops
+from minigraph import errors, kernel, ops
 from minigraph.ops import common, data_flow_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
@@ -601,7 +601,9 @@ def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes, sort_rows)
     # Word rows are split block by block on the CPU (up to 5 parts with masks on blocks
     # of block_bytes, beyond by a counting sort of blocks of sort_rows rows, the last one
     # shorter); tiny blocks make many of them, with partitions missing from some blocks
-    # or from all. 256 partitions still sort 8-bit keys, 257 need 16 bits.
+    # or from all. 256 partitions still sort 8-bit keys, 257 need 16 bits. The blocks go
+    # to both cores, each writing its stretch of the scratch buffer.
+    monkeypatch.setattr(kernel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(data_flow_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
     monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", sort_rows)
     rng = np.random.default_rng(n)
