@@ -8,9 +8,12 @@
    the chain one step) and with fusion off ("unfused": nothing else folds or merges, so the
    plan runs K adds, which the script checks: the executor's cost per node); and a wide
    graph of K independent adds of x and K distinct constants, fetched together (K = 100,
-   1000; a Const and an Add step per add). Figures: µs per Session.run, and the cost per
-   add (the slope between K=100 and K=1000) against NumPy calling np.add K times, and per
-   executed step. The per-run cost is the chain's K=1 time less one add.
+   1000; a Const and an Add step per add). Figures: µs per Session.run (per contender the
+   median over 10 interleaved rounds of its median of repeat / 10 calls in a row, so a
+   drift in the VM's speed falls on all of them alike), and the cost per add (the slope
+   between K=100 and K=1000) against NumPy calling np.add K times, and per executed step.
+   The per-run cost is the chain's K=1 time less one add, also in NumPy adds (the VM's
+   speed moves it, not the ratio).
 2. Peak memory of a 50-op elementwise chain on a 256 MB float32 tensor, counting the input,
    as a multiple of the tensor's size; each measurement runs in a fresh child process.
 
@@ -31,9 +34,12 @@ from typing import Any
 
 import numpy as np
 import peers
-from timing import median_seconds
+from timing import interleaved_seconds, timer
 
 TF_MODES = ("session", "session_no_grappler", "function")
+# Each K is timed in this many interleaved rounds, each the median of repeat / ROUNDS calls
+# of every contender in a row (timing.interleaved_seconds): the VM's drift falls on all.
+ROUNDS = 10
 
 
 def _chain(k: int) -> tuple[Any, Any, list[Any], Callable[[np.ndarray], Any]]:
@@ -96,28 +102,35 @@ def measure(
         assert all(np.array_equal(u, v) for u, v in zip(got, expected)), f"{kind} {k}: wrong"
         plan = next(iter(getattr(sess_unfused, "_plans", {}).values()), None)
         fused_plan = next(iter(getattr(sess, "_plans", {}).values()), None)
-        r = {
-            "minigraph": median_seconds(
-                lambda s=sess_unfused, f=fetches, d=feed: s.run(f, d), repeat
-            ),
-            "numpy": median_seconds(lambda f=numpy_fn, a=a: f(a), repeat),
-            "steps": len(plan.steps) if plan is not None else None,
-            "optimized": list(getattr(plan, "optimizations", ())),
-        }
+        calls = max(1, repeat // ROUNDS)
+        contenders = [
+            timer("minigraph", lambda s=sess_unfused, f=fetches, d=feed: s.run(f, d), calls),
+            timer("numpy", lambda f=numpy_fn, a=a: f(a), calls),
+        ]
         if kind == "chain":
-            r["fused"] = median_seconds(lambda s=sess, f=fetches, d=feed: s.run(f, d), repeat)
+            contenders.append(timer("fused", lambda s=sess, f=fetches, d=feed: s.run(f, d), calls))
+        peer = None
+        if tf is not None:
+            peer = tf.prepare(g, feed, fetches, modes=TF_MODES)
+            for mode, values in peer.outputs.items():
+                ok = all(np.array_equal(u, v) for u, v in zip(got, values))
+                assert ok, f"{kind} {k}: TF {mode} differs from minigraph"
+            contenders.append(lambda p=peer, c=calls: p.time(c))
+        for contender in contenders:  # a warm-up each
+            contender()
+        seconds = interleaved_seconds(ROUNDS, contenders)
+        r: dict[str, Any] = {name: float(np.median(v)) for name, v in seconds.items()}
+        r["steps"] = len(plan.steps) if plan is not None else None
+        r["optimized"] = list(getattr(plan, "optimizations", ()))
+        if kind == "chain":
             r["fused_steps"] = len(fused_plan.steps) if fused_plan is not None else None
         # The point is the cost of K executed adds: say so if the optimizer changed that.
         if r["steps"] is not None and (r["steps"] != 2 * k - (k - 1) * (kind == "chain")):
             print(f"warning: {kind} K={k} runs {r['steps']} steps: {r['optimized']}")
-        if tf is not None:
-            p = tf.run(g, feed, fetches, repeat, modes=TF_MODES)
-            for mode, values in p.outputs.items():
-                ok = all(np.array_equal(u, v) for u, v in zip(got, values))
-                assert ok, f"{kind} {k}: TF {mode} differs from minigraph"
-            r.update(p.seconds)
-            r["tf_nodes"] = p.info.get("session_nodes")
-            r["tf_nodes_no_grappler"] = p.info.get("session_no_grappler_nodes")
+        if peer is not None:
+            r["tf_nodes"] = peer.info.get("session_nodes")
+            r["tf_nodes_no_grappler"] = peer.info.get("session_no_grappler_nodes")
+            peer.release()
         results[k] = {n: v * 1e6 if isinstance(v, float) else v for n, v in r.items()}
     return results
 

@@ -19,10 +19,11 @@ def call_seconds(fn: Callable[[], Any], repeat: int = 1) -> list[float]:
     return times
 
 
-def timer(name: str, fn: Callable[[], Any]) -> Callable[[], dict[str, float]]:
-    """A contender for :func:`interleaved_seconds`: one timed call of ``fn``, as
-    ``{name: seconds}``."""
-    return lambda: {name: call_seconds(fn)[0]}
+def timer(name: str, fn: Callable[[], Any], calls: int = 1) -> Callable[[], dict[str, float]]:
+    """A contender for :func:`interleaved_seconds`: ``{name: seconds}`` of one call of
+    ``fn``, or the median of ``calls`` calls in a row (for calls of microseconds, whose
+    steady cost is the point, not that of a first call after the others ran)."""
+    return lambda: {name: float(np.median(call_seconds(fn, calls)))}
 
 
 def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
