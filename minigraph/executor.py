@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 
 import numpy as np
 
-from . import config, errors
+from . import config, errors, host_pool
 from .devices import Device
 from .graph import group_inputs
 from .interop import Schedule, default_threads, plan_schedule, run_schedule
@@ -135,6 +135,7 @@ class LocalExecutor:
         loop, the host constants' values in a template of the value slots (a run starts
         from a copy of it instead of running their steps) and the other steps as
         ``(kernel with its context bound, input getter, output slots, single, releases)``."""
+        host_pool.settle_malloc()  # NumPy's medium temporaries stop page-faulting
         bound, fast, fast_steps = [], [], []
         template: list[Any] = [None] * plan.num_slots
         for step in plan.steps:

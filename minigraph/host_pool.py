@@ -8,10 +8,11 @@ output (:meth:`KernelContext.allocate`) get it from here: a view of a pooled byt
 (a "slab"), which is free again once no array refers to it. NumPy keeps a view's owner
 as its ``base``, so a slab is free exactly when the pool holds its only reference.
 
-Smaller blocks are malloc's to keep: when the pool makes its first slab, it lets glibc keep
-freed blocks of up to :data:`MALLOC_KEEPS` (:func:`let_malloc_keep_medium_blocks`), so the
-temporaries NumPy makes inside kernels (an argsort's order and scratch, a block's keys) stop
-page-faulting on every call.
+Smaller blocks are malloc's to keep: when the pool makes its first slab, or an executor
+first binds a plan (:func:`settle_malloc`), glibc is let keep freed blocks of up to
+:data:`MALLOC_KEEPS` (:func:`let_malloc_keep_medium_blocks`), so the temporaries NumPy
+makes inside kernels (an argsort's order and scratch, a block's keys, the terms of an
+elementwise formula on a medium tensor) stop page-faulting on every call.
 
 Only buffers of at least :data:`MIN_BYTES` are pooled; the pool holds at most
 ``mg.config.host_pool_bytes()`` in all (0 turns it off), in use or free, and drops free
@@ -34,6 +35,7 @@ __all__ = [
     "POOL",
     "HostPool",
     "let_malloc_keep_medium_blocks",
+    "settle_malloc",
     "size_class",
 ]
 
@@ -72,6 +74,17 @@ def let_malloc_keep_medium_blocks() -> None:
     del block  # glibc's free() adjusts the thresholds; the pages were never touched
 
 
+_malloc_settled = False
+
+
+def settle_malloc() -> None:
+    """:func:`let_malloc_keep_medium_blocks`, once per process (twice would do no harm)."""
+    global _malloc_settled
+    if not _malloc_settled:
+        _malloc_settled = True
+        let_malloc_keep_medium_blocks()
+
+
 def size_class(nbytes: int) -> int:
     """``nbytes`` rounded up to one of 16 steps per power of two: a slab serves any
     request of its class, wasting at most 1/16 of it."""
@@ -87,7 +100,6 @@ class HostPool:
         # size class -> slabs, in use or free; classes in the order last taken from.
         self._slabs: OrderedDict[int, list[np.ndarray]] = OrderedDict()
         self._held = 0
-        self._malloc_keeps = False
 
     @property
     def held_bytes(self) -> int:
@@ -156,9 +168,7 @@ class HostPool:
         self._slabs.setdefault(cls, []).append(slab)
         self._slabs.move_to_end(cls)
         self._held += cls
-        if not self._malloc_keeps:
-            self._malloc_keeps = True
-            let_malloc_keep_medium_blocks()
+        settle_malloc()
         return slab
 
     def _drop_free(self, excess: int) -> None:
