@@ -400,9 +400,11 @@ _ERFC_S = (  # leading 1 implied
 
 
 def _poly(x: Any, coefs: Sequence[float], monic: bool = False) -> Any:
+    """Horner's rule, in place in one new array (no temporary per step)."""
     r = x + coefs[0] if monic else x * 0 + coefs[0]
     for c in coefs[1:]:
-        r = r * x + c
+        r *= x
+        r += c
     return r
 
 
