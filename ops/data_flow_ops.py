@@ -380,7 +380,7 @@ def _stitch_winners(
     flat = np.concatenate([i.reshape(-1) for i in host], dtype=np.intp)
     sizes = [i.size for i in host]
     ends = np.cumsum(sizes).tolist()
-    wins = occurrences(np, flat, out.shape[0], last=True)
+    wins = occurrences(np, flat, out.shape[0], last=True, empty=ctx.empty)
 
     def put(m: int) -> None:  # list m's winning rows; no two lists write the same row
         end, size = ends[m], sizes[m]

@@ -35,9 +35,14 @@ def _position_type(n: int) -> type:
     return np.uint32 if n <= 2**32 else np.uint64
 
 
-def winners(xp: Any, flat: Any, n_slots: int, last: bool) -> Any:
+Empty = Callable[[tuple[int, ...], Any], Any]
+
+
+def winners(xp: Any, flat: Any, n_slots: int, last: bool, empty: Empty | None = None) -> Any:
     """For each ``flat[j]`` (1-D, values in ``[0, n_slots)``), the position of the first (or
-    last) occurrence of its value: ``flat[winners[j]] == flat[j]``."""
+    last) occurrence of its value: ``flat[winners[j]] == flat[j]``. ``empty(shape, dtype)``
+    makes the table over the slots (a kernel's ``ctx.empty``, whose large buffers are kept
+    from run to run: a fresh table of 64M slots page-faulted on every call)."""
     n = int(flat.shape[0])
     use_table = n_slots <= _TABLE_SLOTS_PER_INDEX * n and (
         xp is np or has_atomic_at("maximum", _position_type(n), max(n_slots, n))
@@ -49,7 +54,7 @@ def winners(xp: Any, flat: Any, n_slots: int, last: bool) -> Any:
         first = xp.take(where, inverse.reshape(-1))  # positions in the array unique saw
         return (n - 1 - first)[::-1] if last else first
     pos = positions(xp, n)
-    table = xp.empty(n_slots, pos.dtype)  # only the slots that flat names are read
+    table = (empty or xp.empty)((n_slots,), pos.dtype)  # only the slots flat names are read
     if xp is np:  # NumPy writes in order, leaving the wanted position in every named slot
         if last:
             table[flat] = pos
@@ -65,13 +70,15 @@ def winners(xp: Any, flat: Any, n_slots: int, last: bool) -> Any:
     return xp.take(table, flat)
 
 
-def occurrences(xp: Any, flat: Any, n_slots: int, last: bool) -> Any | None:
+def occurrences(
+    xp: Any, flat: Any, n_slots: int, last: bool, empty: Empty | None = None
+) -> Any | None:
     """Mask of the first (or last) occurrence of each value in ``flat`` (1-D, values in
-    ``[0, n_slots)``); None when no value repeats."""
+    ``[0, n_slots)``); None when no value repeats. ``empty`` as for :func:`winners`."""
     n = int(flat.shape[0])
     if n < 2:
         return None
-    mask = winners(xp, flat, n_slots, last) == positions(xp, n)
+    mask = winners(xp, flat, n_slots, last, empty) == positions(xp, n)
     return None if bool(mask.all()) else mask
 
 

@@ -84,7 +84,7 @@ def _assign(ctx: KernelContext, out: Any, flat: Any, upd: Any) -> None:
         return
     slots = _position_slots(out, flat.shape[0])
     if slots is None:
-        last = occurrences(xp, flat, out.shape[0], last=True)
+        last = occurrences(xp, flat, out.shape[0], last=True, empty=ctx.empty)
         if last is not None:
             flat, upd = _select(ctx, last, flat, upd)
         put_rows(out, flat, upd)  # the offsets are distinct now: the writes are well defined
@@ -150,7 +150,7 @@ def _in_rounds(
         ctx.parallel_slices(lambda s: apply(out, rows[s], head[s]), rows.shape[0], head.nbytes)
 
     while True:
-        first = occurrences(np, flat, out.shape[0], last=False)
+        first = occurrences(np, flat, out.shape[0], last=False, empty=ctx.empty)
         if first is None:
             apply_on_cores(flat, upd)
             return

@@ -45,6 +45,23 @@ def test_winners_point_at_the_kept_occurrence(xp, last, n_slots):
     np.testing.assert_array_equal(winners(xp, flat, n_slots, last), [kept[v] for v in flat])
 
 
+@pytest.mark.parametrize("last", [True, False])
+def test_the_table_comes_from_the_given_allocator(last):
+    # Kernels pass ctx.empty, whose large buffers are kept from run to run; the table it
+    # gives holds garbage where flat names no slot, as a pooled buffer may.
+    rng = np.random.default_rng(8)
+    flat = rng.integers(0, 50, 300).astype(np.intp)
+    asked = []
+
+    def garbage(shape, dtype):
+        asked.append((shape, np.dtype(dtype)))
+        return np.full(shape, 123456, dtype)
+
+    expected = _reference_occurrences(flat, last)
+    np.testing.assert_array_equal(occurrences(np, flat, 60, last, empty=garbage), expected)
+    assert asked == [((60,), np.dtype(np.uint32))]
+
+
 @MODULES
 def test_occurrences_none_without_repeats(xp):
     assert occurrences(xp, np.array([3, 1, 2], np.intp), 4, last=True) is None
