@@ -701,14 +701,23 @@ def _partition_masked(
     more than 8 bytes): each partition is gathered into its place in one buffer of the
     input's size, the partitions on both cores. np.compress would make each partition a
     new array, and page-fault it: 4M rows of 64 bytes into 8, Session runs 79-85 ms
-    against 86-90 (about 20 page faults a run against 2700; 2026-12-03)."""
-    bounds = [0, *np.cumsum(np.bincount(ids, minlength=num_partitions)).tolist()]
+    against 86-90 (about 20 page faults a run against 2700; 2026-12-03). The masks come
+    from the pool and give the counts: a bincount cast the ids to a fresh intp array, and
+    a mask and its positions freed together made glibc trim each thread's heap (5300 page
+    faults a run in a fresh process, see the commit)."""
+    masks = [ctx.empty(ids.shape, np.bool_) for _ in range(num_partitions)]
+
+    def mark(k: int) -> int:
+        return int(np.count_nonzero(np.equal(ids, k, out=masks[k])))
+
+    counts = ctx.parallel_map(mark, range(num_partitions), ids.nbytes * num_partitions)
+    bounds = [0, *np.cumsum(counts).tolist()]
     out = _buffer_like(ctx, rows)
     item = row_element(rows.shape[1] * rows.itemsize)  # one opaque item a row: one move
     src, dst = rows.view(item).reshape(-1), out.view(item).reshape(-1)
 
     def gather(k: int) -> None:
-        where = np.flatnonzero(ids == k)
+        where = np.flatnonzero(masks[k])
         np.take(src, where, out=dst[bounds[k] : bounds[k + 1]], mode="clip")  # in range
 
     ctx.parallel_map(gather, range(num_partitions), rows.nbytes)
