@@ -580,7 +580,11 @@ def test_partition_complex64():
         ((4000, 2), 8, lambda i: (i // 3) % 8),
     ],
 )
-def test_partition_large(shape, n, partitions):
+@pytest.mark.parametrize("split", [False, True], ids=["one core", "both cores"])
+def test_partition_large(monkeypatch, shape, n, partitions, split):
+    # Both cores: wide rows get their masks and gathers per partition on either thread.
+    if split:
+        monkeypatch.setattr(kernel, "PARALLEL_MIN_BYTES", 0)
     data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     p = partitions(np.arange(shape[0], dtype=np.int64)).astype(np.int32)
     outs = run(lambda d, q: mg.dynamic_partition(d, q, n), data, p)
