@@ -5,11 +5,12 @@
 
 Each Keras fixture (a frozen GraphDef written by TensorFlow 2.21: MLP, CNN, batch norm,
 residual block, text models, transformer block, unrolled LSTM) is imported, and its fixture
-input tiled to each batch size is fed. Timed (median ms of one Session.run): minigraph with
+input tiled to each batch size is fed. Timed (median ms of a Session.run): minigraph with
 its optimizer (the default) and with every pass off, and, with ``--peers``, TensorFlow's
 Session (Grappler on) and the graph as a concrete function, in the same run
-(benchmarks/peers.py), in rounds of one call each (timing.interleaved_seconds, as
-benchmarks/ops.py), so a drift in the VM's speed falls on all of them alike; the last
+(benchmarks/peers.py), in rounds (timing.interleaved_seconds, as benchmarks/ops.py), each
+timing every contender's median of CALLS calls in a row, so a drift in the VM's speed
+falls on all of them alike and each figure is a model's steady cost; the last
 column is the median over the rounds of minigraph's time over TensorFlow's best. "steps"
 is how many steps minigraph's plan runs, with the optimizer and without. Outputs are
 checked: the optimizer's bitwise against the unoptimized plan's, TensorFlow's within the
@@ -30,6 +31,10 @@ from timing import interleaved_seconds, median_ratio, timer
 import minigraph as mg
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "graphs"
+# Each round times the median of this many calls in a row per contender: a model's
+# steady cost, as a loop over batches sees it (a first call after another contender
+# ran is up to 4x slower here, for TensorFlow too).
+CALLS = 5
 UNOPTIMIZED = mg.ConfigProto(
     graph_options=mg.GraphOptions(optimizer_options=mg.OptimizerOptions.off())
 )
@@ -75,7 +80,7 @@ def main() -> None:
             for a, b in zip(got, want, strict=True):
                 assert a.tobytes() == b.tobytes(), f"{case['name']}: the optimizer changed bits"
             contenders = [
-                timer(name, lambda s=s, f=fetches, d=feeds: s.run(f, d))
+                timer(name, lambda s=s, f=fetches, d=feeds: s.run(f, d), CALLS)
                 for name, s in (("minigraph", sess), ("unoptimized", plain))
             ]
             peer = None
@@ -90,7 +95,7 @@ def main() -> None:
                             atol=1e-4,
                             err_msg=f"{case['name']}: TF {mode} differs",
                         )
-                contenders.append(peer.time)
+                contenders.append(lambda p=peer: p.time(CALLS))
             for contender in contenders:  # a warm-up call each
                 contender()
             t = interleaved_seconds(args.repeat, contenders)
