@@ -95,8 +95,12 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
     compiled = ctx.memo.get("program")
     if compiled is None:  # one assignment: runs of a plan may share its steps across threads
         program = _compile(ctx.attrs["members"], ctx.xp, len(inputs))
-        compiled = ctx.memo["program"] = (program, [(op.fn, op.a, op.b) for op in program])
-    program, calls = compiled
+        calls = [(op.fn, op.a, op.b) for op in program]
+        host = ctx.xp is np
+        widens = host and all(op.broadcasts for op in program)
+        exact = host and all(op.exact for op in program)
+        compiled = ctx.memo["program"] = (program, calls, widens, exact)
+    program, calls, widens, in_blocks = compiled
     shapes = ctx.memo.setdefault("shapes", {})  # input shapes -> result shape
     key = tuple(x.shape for x in inputs)
     shape = shapes.get(key, _UNKNOWN)
@@ -113,14 +117,10 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
     result = out = _output_buffer(ctx, inputs, shape, dtype)
-    if ctx.xp is np and all(op.broadcasts for op in program):
+    if widens and out.size >= _WIDE_RUN:  # smaller: few repeats to save
         inputs, out = _widened(inputs, out)
-    if (
-        ctx.xp is not np  # a GPU queues its kernels: blocks would not help
-        or out.nbytes < _BLOCK_MIN_BYTES
-        or dtype.kind not in "biuf"
-        or not all(op.exact for op in program)
-    ):
+    # Blocks only on the host (a GPU queues its kernels: blocks would not help).
+    if not in_blocks or out.nbytes < _BLOCK_MIN_BYTES or dtype.kind not in "biuf":
         _run(calls, inputs, out)
         return result
     rows = max(1, _BLOCK_BYTES * out.shape[0] // out.nbytes)
