@@ -1,19 +1,16 @@
 """Same-run peers for the benchmarks: TensorFlow, timed in a worker process.
 
     peer = TFPeer.start(args.peers_python)     # None (and a line saying why) without TF
-    r = peer.run(graph, feeds, fetches, repeat=3)
-    r.seconds["session"], r.seconds["function"], r.outputs["session"][0] ...
-
     with peer.prepare(graph, feeds, fetches) as p:   # held ready in the worker
         p.outputs["session"][0] ...
         p.time()                                     # {mode: seconds} of one call each
+        p.time(5)                                    # {mode: median of 5 calls in a row}
 
 Each case's minigraph graph is exported with ``Graph.as_graph_def()`` (the ``tensorboard``
 extra) and its fed values written to a temp .npz; a worker (this file with ``--worker``, run
 by an interpreter that has TensorFlow: ``--peers-python``, default the current one) imports
-the GraphDef, calls it once in each mode (the warm-up) and holds it ready; ``run`` times
-each mode's calls in a row (as timing.median_seconds times minigraph), ``prepare`` lets the
-caller interleave one call of each mode with its own (timing.interleaved_seconds):
+the GraphDef, calls it once in each mode (the warm-up) and holds it ready, so that the
+caller can interleave its own calls with the worker's (timing.interleaved_seconds):
 
 - ``session``: ``tf.compat.v1.Session.run`` with a feed_dict (Grappler on, TF's defaults;
   fed arrays 64-byte aligned, so TensorFlow feeds them without a copy);
@@ -36,7 +33,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,13 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="an interpreter that can import tensorflow (default: this one, if it can)",
     )
-
-
-@dataclass
-class PeerResult:
-    seconds: dict[str, float]  # mode -> median seconds of one run
-    outputs: dict[str, list[np.ndarray]]  # mode -> fetched values (when asked for)
-    info: dict[str, Any]
 
 
 class Prepared:
@@ -168,21 +157,6 @@ class TFPeer:
                 outputs[mode] = [z[f"out{i}"] for i in range(len(fetches))]
             os.remove(path)
         return Prepared(self, outputs, reply.get("info", {}))
-
-    def run(
-        self,
-        graph: Any,
-        feeds: dict[Any, np.ndarray],
-        fetches: list[Any],
-        repeat: int,
-        modes: tuple[str, ...] = ("session", "function"),
-        return_outputs: bool = True,
-    ) -> PeerResult:
-        """Median seconds of ``fetches`` of ``graph`` fed ``feeds`` in each mode, each mode's
-        ``repeat`` calls in a row (as timing.median_seconds times minigraph)."""
-        with self.prepare(graph, feeds, fetches, modes, return_outputs) as p:
-            seconds = p.time(repeat)
-        return PeerResult(seconds, p.outputs, p.info)
 
     def _ask(self, request: dict) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
