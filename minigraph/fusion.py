@@ -56,6 +56,9 @@ _CHECKED_SIZE = 1 << 20
 Shape = tuple[int, ...]
 _UNKNOWN: Any = object()
 _SHAPES_KEPT = 64  # result shapes remembered per step (batch sizes vary)
+# Host outputs smaller than this go straight into a new array: as in the unfused ufunc
+# kernels, a buffer to reuse would save nothing, and there are few repeats to widen.
+_SMALL_SIZE = 1 << 12
 
 
 class Member(NamedTuple):
@@ -90,38 +93,48 @@ define_internal_op(
 )
 
 
+class _Compiled(NamedTuple):
+    """A fused step's program, compiled at its first run (see _compiled)."""
+
+    program: list[_Op]
+    calls: list[tuple[Any, int, int | None]]  # (fn, a, b) of each op, for _run
+    widens: bool  # may run on [rows, run] views (_widened)
+    in_blocks: bool  # may run block by block
+    reusable: tuple[int, ...]  # inputs the first op may overwrite (see _output_buffer)
+    shapes: dict[tuple[Shape, ...], Shape | None]  # input shapes -> result shape
+
+
 @register_kernel(FUSED_OP, "CPU", "GPU")
 def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
     compiled = ctx.memo.get("program")
     if compiled is None:  # one assignment: runs of a plan may share its steps across threads
-        program = _compile(ctx.attrs["members"], ctx.xp, len(inputs))
-        calls = [(op.fn, op.a, op.b) for op in program]
-        host = ctx.xp is np
-        widens = host and all(op.broadcasts for op in program)
-        exact = host and all(op.exact for op in program)
-        compiled = ctx.memo["program"] = (program, calls, widens, exact)
-    program, calls, widens, in_blocks = compiled
-    shapes = ctx.memo.setdefault("shapes", {})  # input shapes -> result shape
-    key = tuple(x.shape for x in inputs)
+        compiled = ctx.memo["program"] = _compiled(ctx, len(inputs))
+    shapes = compiled.shapes
+    key = tuple([x.shape for x in inputs])
     shape = shapes.get(key, _UNKNOWN)
     if shape is _UNKNOWN:
         if len(shapes) >= _SHAPES_KEPT:
             shapes.clear()
-        shape = shapes[key] = _result_shape(program, key)
+        shape = shapes[key] = _result_shape(compiled.program, key)
     if shape is None:  # the unfused kernels say which op and what is wrong
         return _unfused(ctx, inputs)
     dtype = inputs[0].dtype
-    if math.prod(shape) >= _CHECKED_SIZE or shape not in key:
+    size = math.prod(shape)
+    if size >= _CHECKED_SIZE or shape not in key:
         try:  # an input may be an unpaid broadcast view, or the chain broadcasts up
             ctx.check_size(shape, dtype)
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
-    result = out = _output_buffer(ctx, inputs, shape, dtype)
-    if widens and out.size >= _WIDE_RUN:  # smaller: few repeats to save
+    if size < _SMALL_SIZE and ctx.xp is np:  # nothing to reuse, widen or cut in blocks
+        out = np.empty(shape, dtype)
+        _run(compiled.calls, inputs, out)
+        return out
+    result = out = _output_buffer(ctx, inputs, shape, dtype, compiled.reusable)
+    if compiled.widens:
         inputs, out = _widened(inputs, out)
     # Blocks only on the host (a GPU queues its kernels: blocks would not help).
-    if not in_blocks or out.nbytes < _BLOCK_MIN_BYTES or dtype.kind not in "biuf":
-        _run(calls, inputs, out)
+    if not compiled.in_blocks or out.nbytes < _BLOCK_MIN_BYTES or dtype.kind not in "biuf":
+        _run(compiled.calls, inputs, out)
         return result
     rows = max(1, _BLOCK_BYTES * out.shape[0] // out.nbytes)
     n = out.shape[0]
@@ -130,10 +143,25 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         for start in range(part.start, part.stop, rows):
             block = slice(start, min(start + rows, part.stop))
             cut = [x[block] if x.ndim == out.ndim and x.shape[0] == n else x for x in inputs]
-            _run(calls, cut, out[block])
+            _run(compiled.calls, cut, out[block])
 
     ctx.parallel_slices(blocks, n, out.nbytes)
     return result
+
+
+def _compiled(ctx: KernelContext, num_inputs: int) -> _Compiled:
+    members = ctx.attrs["members"]
+    program = _compile(members, ctx.xp, num_inputs)
+    host = ctx.xp is np
+    reads = [k for m in members for k in m.operands]
+    return _Compiled(
+        program,
+        [(op.fn, op.a, op.b) for op in program],
+        widens=host and all(op.broadcasts for op in program),
+        in_blocks=host and all(op.exact for op in program),
+        reusable=tuple(k for k in members[0].operands if k != ACC and reads.count(k) == 1),
+        shapes={},
+    )
 
 
 def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
@@ -157,9 +185,10 @@ def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...],
         if trailing != out.shape[out.ndim - len(trailing) :] or not x.flags.c_contiguous:
             return inputs, out
         block = max(block, x.size)
-    if not block:
+    if not block or block * 2 > _WIDE_RUN:
         return inputs, out
-    repeats = math.gcd(out.size // block, _WIDE_RUN)  # a power of two: run a multiple of block
+    # The most repeats, up to _WIDE_RUN // block, that divide the rows (both powers of two).
+    repeats = math.gcd(out.size // block, 1 << ((_WIDE_RUN // block).bit_length() - 1))
     if repeats == 1:
         return inputs, out
     run = block * repeats
@@ -169,8 +198,8 @@ def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...],
             wide.append(x.reshape(()))
         elif x.size == out.size:
             wide.append(x.reshape(-1, run))
-        else:
-            wide.append(np.tile(x.reshape(-1), run // x.size))
+        else:  # the block, ``run // x.size`` times (np.tile's Python costs 3 us more)
+            wide.append(x.reshape(1, -1).repeat(run // x.size, axis=0).reshape(-1))
     return tuple(wide), out.reshape(-1, run)
 
 
@@ -205,16 +234,12 @@ def _result_shape(program: Sequence[_Op], shapes: tuple[Shape, ...]) -> Shape | 
     return values[-1]
 
 
-def _output_buffer(ctx: KernelContext, inputs: Sequence[Any], shape: Any, dtype: Any) -> Any:
-    """An input the first op may overwrite (read by it alone, and handed over by the
-    executor), else a new array (its size is checked above when nothing paid for it)."""
-    reusable = ctx.memo.get("reusable")
-    if reusable is None:
-        members = ctx.attrs["members"]
-        reads = [k for m in members for k in m.operands]
-        reusable = ctx.memo["reusable"] = tuple(
-            k for k in members[0].operands if k != ACC and reads.count(k) == 1
-        )
+def _output_buffer(
+    ctx: KernelContext, inputs: Sequence[Any], shape: Any, dtype: Any, reusable: tuple[int, ...]
+) -> Any:
+    """An input the first op may overwrite (one of ``reusable``: read by it alone, and
+    handed over by the executor), else a new array (its size is checked above when
+    nothing paid for it)."""
     out = ctx.forwarded(inputs, shape, dtype, among=reusable) if reusable else None
     return out if out is not None else ctx.empty(shape, dtype)
 

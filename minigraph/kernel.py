@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
+import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent import futures
@@ -184,10 +185,12 @@ class KernelContext:
         """A new array (uninitialised unless ``fill`` is given) whose size the caller has
         checked or knows to be affordable (a buffer the size of an input). Large host
         arrays come from the buffer pool (see :mod:`minigraph.host_pool`)."""
-        shape = tuple(int(d) for d in shape)
+        if type(shape) is not tuple:
+            shape = tuple(map(int, shape))
+        dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         try:
-            if self.xp is np:
-                out = host_pool.POOL.take(shape, np.dtype(dtype), config.host_pool_bytes())
+            if self.xp is np and math.prod(shape) * dtype.itemsize >= host_pool.MIN_BYTES:
+                out = host_pool.POOL.take(shape, dtype, config.host_pool_bytes())
                 if out is not None:
                     if fill is not None:  # a fill on both cores, like the copies
                         flat = out.reshape(-1)

@@ -425,6 +425,31 @@ def test_short_repeated_operands_run_widened_with_the_same_bits(shape, small_sha
     inputs, view = fusion._widened((a, scale, shift, res), out)
     if widened:
         assert view.ndim == 2 and view.shape[1] % scale.size == 0 and view.shape[1] > scale.size
+        assert view.shape[1] <= fusion._WIDE_RUN  # a short run: the tiles cost little
         assert np.shares_memory(view, out) and all(v.shape[-1] == view.shape[1] for v in inputs)
     else:
         assert view is out and all(v is w for v, w in zip(inputs, [a, scale, shift, res]))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 5000, 3 << 20])  # 3M: a chain run in blocks, on threads
+def test_relu_keeps_signed_zeros_and_nan_bits_fused_or_not(dtype, n):
+    # Relu is ``where(x < 0, 0, x)``: -0.0 stays -0.0 and a NaN keeps its bits (TensorFlow's
+    # own result for -0.0 depends on its SIMD path), whichever way the plan runs it.
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal(n).astype(dtype)
+    ints = np.dtype(f"u{v.itemsize}")
+    quiet_nan = np.array(np.nan, dtype).view(ints)
+    special = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, -np.nan, 6.0], dtype)
+    special = np.concatenate([special, (quiet_nan | 1).astype(ints).view(dtype).reshape(1)])
+    v[: min(n, special.size)] = special[: min(n, special.size)]
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, shape=[n], name="x")
+        y = mg.nn.relu(x * dtype(1) - dtype(0)), mg.nn.relu6(x * dtype(1))  # -0.0 - 0.0: -0.0
+    (fused, fused6), (unfused, unfused6) = run_both(g, list(y), {x: v})
+    want = np.where(v < 0, dtype(0), v)
+    bitwise(fused, want)
+    bitwise(unfused, want)
+    bitwise(fused6, np.where(v > 6, dtype(6), want))
+    bitwise(unfused6, fused6)
