@@ -532,9 +532,21 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         lowest = x.dtype.type(info.min)
         xpad = _padded(xp, x, pads, lowest)
         out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
-        for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
-            out = xp.where(window > out, window, out)
+        taps = [window for _, _, window in _taps(xpad, outs, k, s, (1, 1))]
+        if x.dtype.kind == "f" and _has_negative_zero(xp, x):  # the first of 0.0, -0.0 wins
+            for window in taps:
+                out = xp.where(window > out, window, out)
+        else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
+            larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
+            for window in taps:
+                larger(out, window, out=out)
     return _from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
+
+
+def _has_negative_zero(xp: Any, x: Any) -> bool:
+    """Whether float ``x`` holds a -0.0 (one compare of its bits as integers)."""
+    ints = np.dtype(f"i{x.dtype.itemsize}")
+    return bool((x.view(ints) == np.iinfo(ints).min).any())
 
 
 def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:

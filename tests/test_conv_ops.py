@@ -343,6 +343,22 @@ def test_pools_match_reference(h, w, kh, kw, sh, sw, padding, fmt, dtype, averag
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("negative_zero", [True, False])
+def test_max_pool_keeps_the_first_of_equal_zeros_and_skips_nan(dtype, negative_zero):
+    # "Take a cell only if it is greater": of 0.0 and -0.0 the first in the window wins.
+    rng = np.random.default_rng(5)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.inf], dtype), (3, 8, 8, 4))
+    if not negative_zero:
+        x[x == 0] = 0.0
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.max_pool(x, [2, 3], [2, 1], "SAME")
+    out = mg.Session(g).run(y)
+    want = reference_pool(x, (2, 3), (2, 1), "SAME", False)
+    assert out.tobytes() == want.tobytes()
+
+
 def test_pool_tf_examples():
     g = mg.Graph()
     with g.as_default():
