@@ -27,6 +27,7 @@ from minigraph.ops.common import (
     REQUIRED,
     axis_value,
     host_array,
+    reduce,
     shape_str,
     tf_builder,
 )
@@ -325,11 +326,27 @@ def _softmax_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
     return x.shape
 
 
+def _exp_rows(xp: Any, x: Any) -> tuple[Any, Any, Any]:
+    """(x - max, exp(x - max), its sum) over the last axis, in the accumulation dtype."""
+    xa = in_float32(x)
+    last = (xa.ndim - 1,)
+    shifted = xa - reduce(xp, "max", xa, last, keepdims=True)
+    e = xp.exp(shifted)
+    return shifted, e, reduce(xp, "sum", e, last, keepdims=True)
+
+
 def log_softmax_rows(xp: Any, x: Any) -> tuple[Any, Any]:
     """(x - max, log(sum(exp(x - max)))) over the last axis, in the accumulation dtype."""
-    xa = in_float32(x)
-    shifted = xa - xa.max(axis=-1, keepdims=True)
-    return shifted, xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+    shifted, _, total = _exp_rows(xp, x)
+    return shifted, xp.log(total)
+
+
+def _softmax_rows(xp: Any, x: Any) -> Any:
+    """exp(x - max) times the reciprocal of its sum, as TensorFlow's kernel computes it: one
+    exp an element, where exp(x - max - log(sum)) took two."""
+    _, e, total = _exp_rows(xp, x)
+    e *= xp.reciprocal(total)
+    return e
 
 
 def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> tuple[Any, type]:
@@ -350,8 +367,11 @@ def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> 
         if x.size == 0:
             return xp.empty(x.shape, x.dtype)
         with quiet():
-            shifted, lse = log_softmax_rows(xp, x)
-            out = shifted - lse if log else xp.exp(shifted - lse)
+            if log:
+                shifted, lse = log_softmax_rows(xp, x)
+                out = shifted - lse
+            else:
+                out = _softmax_rows(xp, x)
         return out.astype(x.dtype, copy=False)
 
     kernel.__name__ = f"_{builder}_kernel"

@@ -27,7 +27,15 @@ from minigraph import dtypes
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import INDEX_TYPES, NUMBER, REAL, host_array, shape_str, type_set
+from minigraph.ops.common import (
+    INDEX_TYPES,
+    NUMBER,
+    REAL,
+    host_array,
+    reduce,
+    shape_str,
+    type_set,
+)
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, unknown_shape, with_rank, with_rank_at_most
 from minigraph.wrappers import as_output, make_builder, make_wrapper_class
@@ -95,8 +103,7 @@ def _numeric(name: str, same_dtype: bool = False) -> Callable[..., typing.Any]:
     as TensorFlow's do; Max and Min propagate NaN)."""
 
     def fn(xp: typing.Any, x: typing.Any, axes: tuple, keep: bool, n: int) -> typing.Any:
-        extra = {"dtype": x.dtype} if same_dtype else {}
-        return getattr(xp, name)(x, axis=axes, keepdims=keep, **extra)
+        return reduce(xp, name, x, axes, keep, x.dtype if same_dtype else None)
 
     return fn
 
@@ -107,14 +114,14 @@ def _mean(xp: typing.Any, x: typing.Any, axes: tuple, keep: bool, n: int) -> typ
     kind = x.dtype.kind
     if kind in "iu":
         wide = np.dtype(np.int64 if kind == "i" else np.uint64)
-        s = xp.sum(x, axis=axes, dtype=wide, keepdims=keep)
+        s = reduce(xp, "sum", x, axes, keep, wide)
         count = wide.type(n)  # typed, so no promotion rule can make the quotient a float
         q = s // count
         if kind == "i":
             q = q + ((s < 0) & (s % count != 0))  # floor -> toward zero
         return q.astype(x.dtype)
     acc = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
-    total = xp.sum(x, axis=axes, dtype=acc, keepdims=keep)
+    total = reduce(xp, "sum", x, axes, keep, acc)
     return (total / acc.type(n)).astype(x.dtype, copy=False)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors
-from minigraph.ops import reduction_ops
+from minigraph.ops import common, reduction_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
@@ -392,17 +392,21 @@ OPS = {
 }
 
 
-@pytest.mark.parametrize("moved", [False, True], ids=["in place", "reduced axes moved last"])
+@pytest.mark.parametrize("path", ["in place", "moved", "folded"])
 @pytest.mark.parametrize("op", list(OPS))
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_reductions_match_reference(monkeypatch, op, moved, data):
+def test_reductions_match_reference(monkeypatch, op, path, data):
     # "moved": inputs of any size whose kept trailing run is short are copied with the
-    # reduced axes last (by default only inputs of 4096 elements or more).
-    if moved:
+    # reduced axes last (by default only inputs of 4096 elements or more). "folded": a
+    # reduction over one short axis into any number of results is a fold of its slices (by
+    # default only into 64 results per element of the axis or more).
+    if path == "moved":
         monkeypatch.setattr(reduction_ops, "_MOVE_MIN_SIZE", 0)
+    if path == "folded":
+        monkeypatch.setattr(common, "_FOLD_MIN_RESULTS", 0)
     x, axes, axis_value, keep = data.draw(reduction_case(op))
     g = mg.Graph()
     with g.as_default():
@@ -422,7 +426,15 @@ def test_reductions_match_reference(monkeypatch, op, moved, data):
 
 @pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize(
-    "shape, axes", [((64, 8, 8, 4), [1, 2]), ((5000, 3), [0]), ((40, 30, 2, 5), [0, 2])]
+    "shape, axes",
+    [
+        ((64, 8, 8, 4), [1, 2]),
+        ((5000, 3), [0]),
+        ((40, 30, 2, 5), [0, 2]),
+        ((10240, 5), [1]),  # a softmax's keys, folded
+        ((1024, 5, 8), [1]),  # Keras's 1-D global pooling, folded
+        ((1024, 5, 16), [-1]),  # a layer norm's features, folded
+    ],
 )
 @pytest.mark.parametrize("op", ["Mean", "Max", "Sum"])
 def test_global_pooling_and_column_reductions_at_full_size(op, shape, axes, keep):
