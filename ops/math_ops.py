@@ -408,37 +408,56 @@ def _poly(x: Any, coefs: Sequence[float], monic: bool = False) -> Any:
     return r
 
 
-def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any]:
-    """For float64 ``x``: (|x| < 1, erf(x) where |x| < 1, erfc(|x|) where |x| >= 1; 0
-    elsewhere). Each rational approximation runs on the elements it is for only."""
-    ax = xp.abs(x)
+# Erf and Erfc run over blocks of this many elements on the host: their float64 temporaries
+# then stay in the cache, and below the size at which malloc maps fresh pages for them.
+_ERF_BLOCK = 1 << 16
+
+
+def _erf_regions(xp: Any, x: Any, complement: bool) -> Any:
+    """erf(x), or erfc(x) when ``complement``, in float64, block by block on the host (erf
+    of 1M float32: see the commit)."""
+    x64 = x.astype(np.float64, order="C").reshape(-1)  # a copy: taken apart below
+    out = xp.empty_like(x64)
+    block = _ERF_BLOCK if xp is np else max(1, x64.size)
+    for start in range(0, x64.size, block):
+        part = slice(start, start + block)
+        _erf_block(xp, x64[part], complement, out[part])
+    return out.reshape(x.shape)
+
+
+def _erf_block(xp: Any, x64: Any, complement: bool, out: Any) -> None:
+    """erf or erfc of 1-D float64 ``x64`` into ``out``, region by region: each rational
+    approximation runs on the elements it is for only, and writes them into ``out``
+    (np.where over all elements between the regions' results took a third of the time:
+    it branches on each element)."""
+    ax = xp.abs(x64)
     small = ax < 1
-    erf_small = xp.zeros(x.shape, x.dtype)  # C order: reshape(-1) below is a view of it
-    erfc_big = xp.zeros(x.shape, x.dtype)
-    (where,) = xp.nonzero(small.reshape(-1))
-    xs = xp.take(x.reshape(-1), where)
+    (where,) = xp.nonzero(small)
+    xs = xp.take(x64, where)
     z = xs * xs
-    erf_small.reshape(-1)[where] = xs * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
-    for p, q, pick in ((_ERFC_P, _ERFC_Q, ax < 8), (_ERFC_R, _ERFC_S, ~(ax < 8))):
-        (where,) = xp.nonzero((pick & ~small).reshape(-1))  # NaN: with the large ones
-        a = xp.minimum(xp.take(ax.reshape(-1), where), 28.0)  # erfc(28) underflows
+    erf_small = xs * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
+    out[where] = 1 - erf_small if complement else erf_small
+    below_8 = ax < 8
+    for p, q, pick in ((_ERFC_P, _ERFC_Q, below_8), (_ERFC_R, _ERFC_S, ~below_8)):
+        (where,) = xp.nonzero(pick & ~small)  # NaN: with the large ones
+        a = xp.minimum(xp.take(ax, where), 28.0)  # erfc(28) underflows
         hi = xp.floor(a * 128) / 128  # exp(-a*a) without the rounding error of a*a
         lo = a - hi
         e = xp.exp(-hi * hi) * xp.exp(-(2 * hi + lo) * lo)
-        erfc_big.reshape(-1)[where] = e * (_poly(a, p) / _poly(a, q, monic=True))
-    return small, erf_small, erfc_big
+        erfc_big = e * (_poly(a, p) / _poly(a, q, monic=True))  # erfc(|x|)
+        xb = xp.take(x64, where)
+        if complement:
+            out[where] = xp.where(xb < 0, 2 - erfc_big, erfc_big)
+        else:
+            out[where] = xp.sign(xb) * (1 - erfc_big)
 
 
 def _erf(xp: Any, x: Any) -> Any:
-    x64 = x.astype(np.float64)
-    small, erf_small, erfc_big = _erf_parts(xp, x64)
-    return xp.where(small, erf_small, xp.sign(x64) * (1 - erfc_big))
+    return _erf_regions(xp, x, complement=False)
 
 
 def _erfc(xp: Any, x: Any) -> Any:
-    x64 = x.astype(np.float64)
-    small, erf_small, erfc_big = _erf_parts(xp, x64)
-    return xp.where(small, 1 - erf_small, xp.where(x64 < 0, 2 - erfc_big, erfc_big))
+    return _erf_regions(xp, x, complement=True)
 
 
 # -- Binary ops ------------------------------------------------------------------------------
