@@ -148,19 +148,28 @@ def test_conv2d_tf_explicit_example():
     np.testing.assert_array_equal(mg.Session(g).run(y)[0, :, :, 0], want)
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.sampled_from(["SAME", "VALID"]), st.integers(1, 2), st.integers(1, 2))
-def test_conv2d_nchw_is_transposed_nhwc(padding, stride, dilation):
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(["SAME", "VALID"]),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    # 24 bytes a pixel: a product per tap; 16 and 4: one product of gathered patches.
+    st.sampled_from([(3, np.float64), (4, np.float32), (1, np.float32)]),
+)
+def test_conv2d_nchw_is_transposed_nhwc(padding, stride, dilation, channels):
+    cin, dtype = channels
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((2, 6, 5, 3))
-    f = rng.standard_normal((2, 2, 3, 4))
+    x = rng.standard_normal((2, 6, 5, cin)).astype(dtype)
+    f = rng.standard_normal((2, 2, cin, 4)).astype(dtype)
     g = mg.Graph()
     with g.as_default():
         a = mg.conv2d(x, f, stride, padding, dilations=dilation)
-        b = mg.conv2d(x.transpose(0, 3, 1, 2), f, stride, padding, data_format="NCHW",
-                      dilations=dilation)  # fmt: skip
-    ra, rb = mg.Session(g).run([a, b])
-    np.testing.assert_allclose(rb, ra.transpose(0, 3, 1, 2), rtol=1e-12, atol=1e-12)
+        # Fed in C order: seen as NHWC, its channels are not adjacent.
+        p = mg.placeholder(mg.as_dtype(dtype), shape=[2, cin, 6, 5])
+        b = mg.conv2d(p, f, stride, padding, data_format="NCHW", dilations=dilation)
+    ra, rb = mg.Session(g).run([a, b], {p: np.ascontiguousarray(x.transpose(0, 3, 1, 2))})
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(rb, ra.transpose(0, 3, 1, 2), rtol=tol, atol=tol)
     assert b.shape.as_list() == list(rb.shape)
 
 
@@ -239,10 +248,11 @@ def test_depthwise_matches_reference(h, w, cin, mult, k, padding, s, d, fmt, dty
     pads = [_same_pads(h, k, s, d), _same_pads(w, k, s, d)] if padding == "SAME" else [(0, 0)] * 2
     want = reference_depthwise(x.astype(np.float64), f.astype(np.float64), (s, s), pads, (d, d))
     g = mg.Graph()
+    xin = np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if fmt == "NCHW" else x
     with g.as_default():
-        xin = x.transpose(0, 3, 1, 2) if fmt == "NCHW" else x
-        y = mg.nn.depthwise_conv2d_native(xin, f, s, padding, data_format=fmt, dilations=d)
-    out = mg.Session(g).run(y)
+        p = mg.placeholder(mg.as_dtype(dtype), shape=xin.shape)  # NCHW fed in C order
+        y = mg.nn.depthwise_conv2d_native(p, f, s, padding, data_format=fmt, dilations=d)
+    out = mg.Session(g).run(y, {p: xin})
     if fmt == "NCHW":
         out = out.transpose(0, 2, 3, 1)
     assert out.dtype == dtype
