@@ -434,3 +434,30 @@ def test_pool_runtime_shape_check_on_fed_input():
     with pytest.raises(errors.InvalidArgumentError, match="negative") as e:
         mg.Session(g).run(y, {p: np.ones((1, 1, 1, 1), np.float32)})
     assert e.value.node_name == "late"
+
+
+@pytest.mark.parametrize("cin", [1, 3, 4, 5])
+@pytest.mark.parametrize("strides, dilations", [(1, 1), ((2, 1), (1, 1)), ((1, 1), (2, 1)), (2, 2)])
+def test_conv2d_patches_by_filter_row_equal_patches_by_tap(monkeypatch, cin, strides, dilations):
+    # Where a filter row's taps are adjacent pixels, im2col copies the row as one item; the
+    # patches, and so the products, are bitwise those of a copy per tap.
+    from minigraph.ops import conv_ops
+
+    rng = np.random.default_rng(cin)
+    x = rng.standard_normal((3, 9, 7, cin)).astype(np.float32)
+    f = rng.standard_normal((3, 2, cin, 2)).astype(np.float32)
+
+    def run_conv():
+        g = mg.Graph()
+        with g.as_default():
+            p = mg.placeholder(mg.float32, shape=x.shape)
+            y = mg.conv2d(p, f, strides, "SAME", dilations=dilations)
+        return mg.Session(g).run(y, {p: x})
+
+    rows = run_conv()
+    monkeypatch.setattr(conv_ops, "_gather_filter_rows", lambda *args: False)
+    taps = run_conv()
+    assert rows.tobytes() == taps.tobytes()
+    s, d = np.broadcast_to(strides, 2), np.broadcast_to(dilations, 2)
+    want = reference_conv2d(x.astype(np.float64), f.astype(np.float64), s, "SAME", d)
+    np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-5)
