@@ -39,6 +39,7 @@ import numpy as np
 from . import errors
 from .kernel import KernelContext
 from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
+from .runs import widened
 
 __all__ = ["FUSED_OP", "fuse_elementwise"]
 
@@ -49,8 +50,6 @@ ACC = -1  # an operand that is the chain's running value
 _BLOCK_MIN_BYTES = 1 << 22
 # ... of about this many bytes of output, so a block's operands stay in the L2 cache.
 _BLOCK_BYTES = 1 << 19
-# A short repeated operand is tiled to about this many elements' run (see _widened).
-_WIDE_RUN = 1 << 10
 # As in the unfused kernels: an input this large may be an unpaid broadcast view.
 _CHECKED_SIZE = 1 << 20
 Shape = tuple[int, ...]
@@ -98,7 +97,7 @@ class _Compiled(NamedTuple):
 
     program: list[_Op]
     calls: list[tuple[Any, int, int | None]]  # (fn, a, b) of each op, for _run
-    widens: bool  # may run on [rows, run] views (_widened)
+    widens: bool  # may run on [rows, run] views (runs.widened)
     in_blocks: bool  # may run block by block
     reusable: tuple[int, ...]  # inputs the first op may overwrite (see _output_buffer)
     shapes: dict[tuple[Shape, ...], Shape | None]  # input shapes -> result shape
@@ -131,7 +130,7 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         return out
     result = out = _output_buffer(ctx, inputs, shape, dtype, compiled.reusable)
     if compiled.widens:
-        inputs, out = _widened(inputs, out)
+        inputs, out = widened(inputs, out)
     # Blocks only on the host (a GPU queues its kernels: blocks would not help).
     if not compiled.in_blocks or out.nbytes < _BLOCK_MIN_BYTES or dtype.kind not in "biuf":
         _run(compiled.calls, inputs, out)
@@ -162,45 +161,6 @@ def _compiled(ctx: KernelContext, num_inputs: int) -> _Compiled:
         reusable=tuple(k for k in members[0].operands if k != ACC and reads.count(k) == 1),
         shapes={},
     )
-
-
-def _widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
-    """The inputs and ``out`` as [rows, run] views, with each input that repeats a short
-    block of ``out``'s trailing axes (a bias or a scale of a few channels) tiled to the
-    run; unchanged unless every input is that, ``out``'s shape, or a single element.
-
-    NumPy runs its inner loop once per repeat of such a block: a scale of 4 channels over
-    [1024, 8, 8, 4] took 0.30 ms a multiply, against 0.05 with runs of 1024 (see the
-    commit). Only for chains of ops that pair elements as NumPy broadcasting does
-    (``Elementwise.broadcasts``), so each element still meets the same operands: the bits
-    do not change.
-    """
-    if out.ndim < 2 or not out.flags.c_contiguous:
-        return inputs, out
-    block = 0  # the longest repeated block, in elements
-    for x in inputs:
-        if x.size == 1 or (x.shape == out.shape and x.flags.c_contiguous):
-            continue
-        trailing = x.shape[next((i for i, d in enumerate(x.shape) if d != 1), x.ndim) :]
-        if trailing != out.shape[out.ndim - len(trailing) :] or not x.flags.c_contiguous:
-            return inputs, out
-        block = max(block, x.size)
-    if not block or block * 2 > _WIDE_RUN:
-        return inputs, out
-    # The most repeats, up to _WIDE_RUN // block, that divide the rows (both powers of two).
-    repeats = math.gcd(out.size // block, 1 << ((_WIDE_RUN // block).bit_length() - 1))
-    if repeats == 1:
-        return inputs, out
-    run = block * repeats
-    wide = []
-    for x in inputs:
-        if x.size == 1:
-            wide.append(x.reshape(()))
-        elif x.size == out.size:
-            wide.append(x.reshape(-1, run))
-        else:  # the block, ``run // x.size`` times (np.tile's Python costs 3 us more)
-            wide.append(x.reshape(1, -1).repeat(run // x.size, axis=0).reshape(-1))
-    return tuple(wide), out.reshape(-1, run)
 
 
 def _compile(members: Sequence[Member], xp: Any, num_inputs: int) -> list[_Op]:

@@ -29,7 +29,7 @@ from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.op_def import Elementwise
-from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set
+from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set, widened_ufunc
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
@@ -173,6 +173,9 @@ def _binary_kernel(
             ctx.check_size(shape, x.dtype)  # x may be a broadcast view: its size is unpaid
         if plain:  # the executor's hot path (Add, Mul...): one ufunc call
             ufunc = np_fn if xp is np else getattr(xp, fn)
+            if forwards and xp is np and x.ndim and y.ndim and x.shape != y.shape:
+                if out is not None or math.prod(shape) >= _FORWARD_MIN_SIZE:
+                    return widened_ufunc(ctx, ufunc, x, y, out)  # a short repeated operand
             r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
             return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
         r = _compute(ctx, fn, np_fn, (x, y), out, quiet)

@@ -30,6 +30,7 @@ from minigraph.ops.common import (
     reduce,
     shape_str,
     tf_builder,
+    widened_ufunc,
 )
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import (
@@ -80,6 +81,10 @@ def _bias_add_shape(c: InferenceContext, x: TensorSpec, b: TensorSpec) -> Tensor
         )
     dims[axis] = merge_dim(dims[axis], bs[0])
     return TensorShape(dims)
+
+
+# Below this many elements a bias add has few repeats of the bias to save (see widened_ufunc).
+_WIDENED_MIN_SIZE = 1 << 12
 
 
 def _bias_add_result(attrs: Any, x: tuple[int, ...], b: tuple[int, ...]) -> Any:
@@ -141,6 +146,9 @@ def _bias_add_kernel(ctx: KernelContext, x: Any, b: Any) -> Any:
         )
     shape = [1] * x.ndim
     shape[axis] = b.shape[0]
+    if ctx.xp is np and x.size >= _WIDENED_MIN_SIZE and x.dtype == b.dtype:
+        out = ctx.output_buffer((x,), x.shape, x.dtype)
+        return widened_ufunc(ctx, np.add, x, b.reshape(shape), out)
     return x + b.reshape(shape)
 
 

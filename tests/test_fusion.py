@@ -402,7 +402,7 @@ def test_one_fused_plan_runs_from_many_threads_at_once():
 def test_short_repeated_operands_run_widened_with_the_same_bits(shape, small_shape, widened, dtype):
     # A chain over [..., C] with C-sized operands runs on [rows, run] views, the small
     # operands tiled to the run; every element still meets the same operands.
-    from minigraph import fusion
+    from minigraph import runs
     from minigraph.kernel import KernelContext
 
     rng = np.random.default_rng(9)
@@ -422,10 +422,10 @@ def test_short_repeated_operands_run_widened_with_the_same_bits(shape, small_sha
     bitwise(fused, unfused)
     bitwise(fused, np.maximum(a * scale + shift + res, dtype(0)))
     out = KernelContext({}, np, "n", "Op").empty(shape, dtype)
-    inputs, view = fusion._widened((a, scale, shift, res), out)
+    inputs, view = runs.widened((a, scale, shift, res), out)
     if widened:
         assert view.ndim == 2 and view.shape[1] % scale.size == 0 and view.shape[1] > scale.size
-        assert view.shape[1] <= fusion._WIDE_RUN  # a short run: the tiles cost little
+        assert view.shape[1] <= runs._WIDE_RUN  # a short run: the tiles cost little
         assert np.shares_memory(view, out) and all(v.shape[-1] == view.shape[1] for v in inputs)
     else:
         assert view is out and all(v is w for v, w in zip(inputs, [a, scale, shift, res]))

@@ -690,3 +690,35 @@ def test_kernels_leave_their_inputs_alone_and_chains_forward():
     got = run(lambda t: mg.floor(mg.exp(mg.sin(t) * 2.0) + 1.0) // 2.0, x)
     assert np.array_equal(x, keep)
     np.testing.assert_array_equal(got, np.floor(np.floor(np.exp(np.sin(keep) * 2) + 1) / 2))
+
+
+@pytest.mark.parametrize(
+    "x_shape, y_shape",
+    [
+        ((64, 8, 8, 4), (4,)),  # a per-channel operand: run as [rows, 1024] views
+        ((4,), (64, 8, 8, 4)),
+        ((64, 8, 8, 4), (1, 1, 4)),
+        ((64, 8, 8, 4), (8, 1, 4)),  # repeated along a middle axis: as NumPy runs it
+        ((256, 16), (256, 1)),  # a column: as NumPy runs it
+        ((3, 5, 7, 3), (3,)),  # 105 rows: no power-of-two run divides them
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_broadcasting_ops_on_short_repeated_operands_give_numpys_bits(x_shape, y_shape, dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(x_shape) * 50).astype(dtype)
+    y = (rng.standard_normal(y_shape) * 50).astype(dtype)
+    two = np.array(2, dtype)
+    g = mg.Graph()
+    with g.as_default():
+        px = mg.placeholder(mg.as_dtype(dtype), shape=x_shape)
+        py = mg.placeholder(mg.as_dtype(dtype), shape=y_shape)
+        # px * two: a buffer the next op may write its result into
+        outs = [px + py, px - py, px * py, px * two + py]
+        if len(y_shape) == 1 < len(x_shape):
+            outs.append(mg.nn.bias_add(px, py))
+    got = mg.Session(g).run(outs, {px: x, py: y})
+    with np.errstate(over="ignore"):
+        want = [x + y, x - y, x * y, x * two + y, x + y]
+    for r, w in zip(got, want):
+        assert r.dtype == w.dtype and r.shape == w.shape and r.tobytes() == w.tobytes()
