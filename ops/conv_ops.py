@@ -596,12 +596,16 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         xpad = _padded(xp, x, pads).astype(acc, copy=False)
         out = xp.zeros((n, outs[0], outs[1], ch), acc)
         with np.errstate(all="ignore"):  # inf - inf in a window sum is NaN, as TensorFlow
-            for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
+            for window in _pool_windows(xp, xpad, outs, k, s):
                 out += window
-        # Divide by the number of in-bounds cells of each window (TensorFlow's SAME rule).
-        counts = [_in_bounds(xp, size, kk, ss, o, p[0]) for size, kk, ss, o, p in
-                  zip((h, wd), k, s, outs, pads)]  # fmt: skip
-        out /= (counts[0][:, None] * counts[1][None, :]).astype(acc)[None, :, :, None]
+        # Divide by the number of in-bounds cells of each window (TensorFlow's SAME rule):
+        # without padding, every window's cells (a scalar divides 10x faster than a grid).
+        if not any(p for pair in pads for p in pair):
+            out /= np.dtype(acc).type(k[0] * k[1])
+        else:
+            counts = [_in_bounds(xp, size, kk, ss, o, p[0]) for size, kk, ss, o, p in
+                      zip((h, wd), k, s, outs, pads)]  # fmt: skip
+            out /= (counts[0][:, None] * counts[1][None, :]).astype(acc)[None, :, :, None]
     else:
         # TensorFlow's rule: start at the lowest value, take a cell only if it is greater, so
         # NaN is skipped, and a window of -inf (or NaN) gives the lowest finite value.
@@ -609,15 +613,34 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         lowest = x.dtype.type(info.min)
         xpad = _padded(xp, x, pads, lowest)
         out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
-        taps = [window for _, _, window in _taps(xpad, outs, k, s, (1, 1))]
+        windows = _pool_windows(xp, xpad, outs, k, s)
         if x.dtype.kind == "f" and _has_negative_zero(xp, x):  # the first of 0.0, -0.0 wins
-            for window in taps:
+            for window in windows:
                 out = xp.where(window > out, window, out)
         else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
             larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
-            for window in taps:
+            for window in windows:
                 larger(out, window, out=out)
     return _from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
+
+
+def _pool_windows(
+    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> Iterator[Any]:
+    """Each pooling window, [n, oh, ow, c], in tap order. On the host with pixels of at
+    most 16 bytes, each is first copied (a pixel as one word) into one contiguous buffer,
+    reused: NumPy's arithmetic on the strided view runs its inner loop once per pixel,
+    over c elements ([1024, 8, 8, 4], 2x2: see the commit)."""
+    n, c = xpad.shape[0], xpad.shape[3]
+    if xp is not np or c * xpad.itemsize > _IM2COL_MAX_PIXEL_BYTES:
+        for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
+            yield window
+        return
+    buffer = np.empty((n, *outs, c), xpad.dtype)
+    dst, src = _pixel_views(xp, buffer, xpad)
+    for _, _, window in _taps(src, outs, k, s, (1, 1)):
+        dst[...] = window
+        yield buffer
 
 
 def _has_negative_zero(xp: Any, x: Any) -> bool:
