@@ -339,7 +339,12 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))  # never overflows
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    # 1 / (1 + e) where x >= 0, else e / (1 + e): the numerator is max(e, x >= 0), as e <= 1
+    # (and NaN stays NaN). np.where chose per element, 1.3 ns an element on random signs.
+    result = xp.maximum(e, x >= 0)
+    e += 1
+    result /= e
+    return result
 
 
 def _round(xp: Any, x: Any) -> Any:

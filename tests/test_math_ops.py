@@ -722,3 +722,17 @@ def test_broadcasting_ops_on_short_repeated_operands_give_numpys_bits(x_shape, y
         want = [x + y, x - y, x * y, x * two + y, x + y]
     for r, w in zip(got, want):
         assert r.dtype == w.dtype and r.shape == w.shape and r.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sigmoid_is_one_over_one_plus_exp_without_overflow_bitwise(dtype):
+    # 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|): sigmoid(-100) in float32
+    # is 3.7e-44, not 0 (docs/semantics.md), and the two halves meet at 0.5.
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(5000) * 30).astype(dtype)
+    x[:6] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -100]
+    with np.errstate(all="ignore"):
+        e = np.exp(-np.abs(x))
+        want = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    got = run(mg.sigmoid, x)
+    assert got.dtype == dtype and got.tobytes() == want.tobytes()
