@@ -468,3 +468,16 @@ def test_sparse_softmax_cross_entropy_errors():
         )
     with pytest.raises(errors.InvalidArgumentError, match="label value of -1"):
         mg.Session(g).run(y)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-5, 0.2, 1.0, 3.5, -0.5])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_leaky_relu_is_the_select_bitwise(alpha, dtype):
+    # x where x > 0, else alpha * x: for every alpha, with NaN, +-inf and +-0 among the values.
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(3000) * 10).astype(dtype)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-3]
+    with np.errstate(all="ignore"):
+        want = np.where(x > 0, x, x * dtype(alpha))
+    got = run(mg.nn.leaky_relu, x, alpha=alpha)
+    assert got.dtype == dtype and got.tobytes() == want.tobytes()
