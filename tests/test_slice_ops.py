@@ -73,14 +73,16 @@ def test_split_pieces_are_independent_buffers():
     # Consumers that overwrite their input must not clobber the split value or each other.
     g = mg.Graph()
     with g.as_default():
-        p = mg.placeholder(mg.float32, [4, 3])
+        p = mg.placeholder(mg.float32, [4, 6])
         v = p * 1.0
         a, b = mg.split(v, 2)
         c, d = mg.split(v, [1, -1])
-        outs = [a + 1.0, b + 1.0, c + 1.0, d + 1.0, v + 0.0]
-    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        e, f = mg.split(v, 2, axis=1)  # rows copied as one item each
+        outs = [a + 1.0, b + 1.0, c + 1.0, d + 1.0, e + 1.0, f + 1.0, v + 0.0]
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
     got = mg.Session(g).run(outs, {p: x})
-    for o, w in zip(got, [x[:2] + 1, x[2:] + 1, x[:1] + 1, x[1:] + 1, x]):
+    wants = [x[:2] + 1, x[2:] + 1, x[:1] + 1, x[1:] + 1, x[:, :3] + 1, x[:, 3:] + 1, x]
+    for o, w in zip(got, wants):
         same(o, w)
 
 
