@@ -262,6 +262,7 @@ def fuse_elementwise(
                 and s not in keep
                 and protos[chain_of[s][0]].device == p.device
                 and places.get(protos[chain_of[s][0]].name) == places.get(p.name)
+                and not _grows(protos[chain_of[s][-1]].specs[0].shape, p.specs[0].shape)
             ),
             None,
         )
@@ -281,6 +282,18 @@ def fuse_elementwise(
         elif k not in dropped:
             out.append(p)
     return out, len(dropped)
+
+
+def _grows(value: Any, result: Any) -> bool:
+    """Whether an op whose running value has shape ``value`` gives a result of shape
+    ``result`` that is known to be larger (a layer norm's [n, 5, 1] scale times its [8]
+    gamma): the fused kernel would fall back to the unfused kernels on every run, so the
+    chain ends there instead."""
+    if value.rank is None or result.rank is None:
+        return False
+    if value.rank != result.rank:
+        return True
+    return any(a is not None and b is not None and a != b for a, b in zip(value.dims, result.dims))
 
 
 def _fusable(p: Any) -> bool:

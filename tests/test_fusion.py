@@ -157,6 +157,22 @@ def test_a_chain_broadcasts_as_its_ops_do():
     bitwise(fused, unfused)
 
 
+def test_a_chain_ends_where_its_value_is_known_to_grow():
+    # A layer norm's scale: rsqrt(var + eps) is [n, 5, 1], times gamma [8] it is [n, 5, 8].
+    # Fused, that chain would fall back to the unfused kernels on every run, so it ends at
+    # the growth and the product starts a chain of its own.
+    g = mg.Graph()
+    with g.as_default():
+        var = mg.placeholder(mg.float32, shape=[None, 5, 1], name="var")
+        gamma = mg.constant(np.linspace(0.5, 2, 8, dtype=np.float32))
+        y = mg.rsqrt(var + 1e-3) * gamma + 0.5
+    ops, report = plan_steps([y], [var])
+    assert ops.count("_FusedElementwise") == 2 and "Mul" not in ops
+    v = np.random.default_rng(1).random((3, 5, 1)).astype(np.float32)
+    fused, unfused = run_both(g, y, {var: v})
+    bitwise(fused, unfused)
+
+
 def test_shapes_that_do_not_broadcast_fail_as_the_unfused_op_does():
     g = mg.Graph()
     with g.as_default():
