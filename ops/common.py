@@ -177,10 +177,14 @@ def reduce(
         n = x.shape[axes[0]]
         if 1 < n <= _FOLD_MAX_LENGTH and x.size >= _FOLD_MIN_RESULTS * n * n:
             index = (slice(None),) * axes[0]
-            out = x[(*index, 0)].astype(dtype or x.dtype)  # a new array, in the result's dtype
+            result = np.dtype(dtype or x.dtype)
+            # float16 sums and products run in float32, rounded once, as NumPy's loops do
+            wide = result == np.float16 and name in ("sum", "prod")
+            out = x[(*index, 0)].astype(np.float32 if wide else result)  # a new array
             fold = _REDUCE_UFUNCS[name]
             for i in range(1, n):
                 fold(out, x[(*index, i)], out=out)
+            out = out.astype(result, copy=False)
             return np.expand_dims(out, axes) if keepdims else out
     return getattr(xp, name)(x, axis=axes, keepdims=keepdims, **({"dtype": dtype} if dtype else {}))
 

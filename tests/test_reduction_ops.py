@@ -763,3 +763,13 @@ def test_run_time_errors_name_the_node(fn, x, axis, message):
         y = fn(p, a, name="n")
     with mg.Session(g) as sess:
         _raises(lambda: sess.run(y, {p: x, a: np.array(axis, np.int32)}), message, node="n")
+
+
+@pytest.mark.parametrize("rows", [1, 4096])  # 4096 rows of 4: a fold over the short axis
+def test_float16_sums_over_a_short_axis_accumulate_in_float32(rows):
+    # 2048 + 1 + 1 + 1 is 2048 added in float16 (its spacing there is 2), 2051 in float32,
+    # which rounds to 2052: docs/semantics.md, float16 Sum/Mean accumulate in float32.
+    x = np.tile(np.array([2048, 1, 1, 1], np.float16), (rows, 1))
+    got = build_and_run(lambda: [mg.reduce_sum(x, 1), mg.reduce_mean(x, 1)])
+    np.testing.assert_array_equal(got[0], np.full(rows, 2052, np.float16))
+    np.testing.assert_array_equal(got[1], np.full(rows, np.float16(2051 / 4), np.float16))
