@@ -19,7 +19,7 @@ from minigraph import errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import ALL, REAL, shape_str
+from minigraph.ops.common import ALL, REAL, select_bits, shape_str
 from minigraph.ops.math_ops import elementwise, reflected
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, merge
@@ -208,7 +208,7 @@ def _select_kernel(ctx: KernelContext, cond: Any, t: Any, e: Any) -> Any:
             f"Inputs to operation {ctx.node_name} of type Select must have the same size and "
             f"shape.  Input 0: {shape_str(cond.shape)} != input 1: {shape_str(t.shape)}"
         )
-    return ctx.xp.where(cond, t, e)
+    return select_bits(ctx.xp, cond, t, e)
 
 
 Select = make_wrapper_class(SELECT)
@@ -265,7 +265,7 @@ def _select_v2_kernel(ctx: KernelContext, cond: Any, t: Any, e: Any) -> Any:
     except ValueError:
         _broadcast_fail(ctx.fail, *(shape_str(a.shape) for a in (cond, t, e)))
     ctx.check_size(shape, t.dtype)
-    return ctx.xp.where(cond, t, e)
+    return select_bits(ctx.xp, cond, t, e)
 
 
 SelectV2 = make_wrapper_class(SELECT_V2)

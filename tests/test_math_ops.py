@@ -736,3 +736,23 @@ def test_sigmoid_is_one_over_one_plus_exp_without_overflow_bitwise(dtype):
         want = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
     got = run(mg.sigmoid, x)
     assert got.dtype == dtype and got.tobytes() == want.tobytes()
+
+
+SELECTED = [np.float16, np.float32, np.float64, np.int8, np.int32, np.uint64, np.bool_]
+
+
+@pytest.mark.parametrize("dtype", [*SELECTED, np.complex64])
+def test_select_of_large_same_shaped_operands_is_np_where_bitwise(dtype):
+    # 6400 elements: Select and SelectV2 choose through an integer mask (complex: np.where).
+    rng = np.random.default_rng(4)
+    shape = (64, 100)
+    t = (rng.standard_normal(shape) * 100).astype(dtype)
+    e = (rng.standard_normal(shape) * 100).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        t.flat[:4] = [np.nan, -0.0, np.inf, -np.nan]
+        e.flat[:4] = [0.0, np.nan, -np.inf, -0.0]
+    cond = rng.random(shape) < 0.5
+    want = np.where(cond, t, e)
+    for build in (mg.where_v2, mg.select):
+        got = run(build, cond, t, e)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
