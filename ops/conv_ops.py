@@ -19,7 +19,7 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import row_element
+from minigraph.ops.common import row_element, select_bits
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge_dim, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -618,7 +618,7 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         windows = _pool_windows(xp, xpad, outs, k, s)
         if x.dtype.kind == "f" and _has_negative_zero(xp, x):  # the first of 0.0, -0.0 wins
             for window in windows:
-                out = xp.where(window > out, window, out)
+                out = select_bits(xp, window > out, window, out)
         else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
             larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
             for window in windows:

@@ -28,6 +28,7 @@ from minigraph.ops.common import (
     axis_value,
     host_array,
     reduce,
+    select_bits,
     shape_str,
     tf_builder,
     widened_ufunc,
@@ -191,12 +192,12 @@ def _relu6(xp: Any, x: Any, attrs: dict, out: Any) -> None:
 
 
 def _elu(xp: Any, x: Any, attrs: dict) -> Any:
-    return xp.where(x < 0, xp.expm1(xp.minimum(x, 0)), x)
+    return select_bits(xp, x < 0, xp.expm1(xp.minimum(x, 0)), x)
 
 
 def _selu(xp: Any, x: Any, attrs: dict) -> Any:
     neg = (_SELU_SCALE * _SELU_ALPHA) * xp.expm1(xp.minimum(x, 0))
-    return xp.where(x < 0, neg, _SELU_SCALE * x).astype(x.dtype, copy=False)
+    return select_bits(xp, x < 0, neg, _SELU_SCALE * x).astype(x.dtype, copy=False)
 
 
 def _leaky_relu(xp: Any, x: Any, attrs: dict) -> Any:
@@ -210,7 +211,7 @@ def _leaky_relu(xp: Any, x: Any, attrs: dict) -> Any:
         return xp.maximum(x, scaled, out=scaled)
     if alpha > 1:
         return xp.minimum(x, scaled, out=scaled)
-    return xp.where(x > 0, x, scaled)
+    return select_bits(xp, x > 0, x, scaled)
 
 
 def _softplus(xp: Any, x: Any, attrs: dict) -> Any:

@@ -481,3 +481,19 @@ def test_leaky_relu_is_the_select_bitwise(alpha, dtype):
         want = np.where(x > 0, x, x * dtype(alpha))
     got = run(mg.nn.leaky_relu, x, alpha=alpha)
     assert got.dtype == dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_elu_and_selu_choose_their_branch_bitwise(dtype):
+    # 6400 elements: the branch is chosen through an integer mask (ops.common.select_bits).
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(6400) * 5).astype(dtype)
+    x[:5] = [np.nan, -0.0, 0.0, -np.inf, np.inf]
+    with np.errstate(all="ignore"):
+        neg = np.expm1(np.minimum(x, 0))
+        want_elu = np.where(x < 0, neg, x)
+        scale, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+        want_selu = np.where(x < 0, (scale * alpha) * neg, scale * x).astype(dtype)
+    for build, want in ((mg.nn.elu, want_elu), (mg.nn.selu, want_selu)):
+        got = run(build, x)
+        assert got.dtype == dtype and got.tobytes() == want.tobytes()
