@@ -329,11 +329,8 @@ def _depthwise(
         part = slice(b * step, min(n, (b + 1) * step))
         acc = out[part]
         acc[...] = 0
-        tap = xp.empty((acc.shape[0], outs[0], outs[1], cin), w.dtype)
-        flat = tap.reshape(acc.shape)
-        dst, src = _pixel_views(xp, tap, xpad[part])
-        for k, (_, _, window) in enumerate(_taps(src, outs, (kh, kw), s, d)):
-            dst[...] = window
+        for k, window in enumerate(_copied_windows(xp, xpad[part], outs, (kh, kw), s, d)):
+            flat = window.reshape(acc.shape)  # a view: the window's buffer is contiguous
             flat *= weights[k]
             acc += flat
 
@@ -629,18 +626,24 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
 def _pool_windows(
     xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
 ) -> Iterator[Any]:
-    """Each pooling window, [n, oh, ow, c], in tap order. On the host with pixels of at
-    most 16 bytes, each is first copied (a pixel as one word) into one contiguous buffer,
-    reused: NumPy's arithmetic on the strided view runs its inner loop once per pixel,
-    over c elements ([1024, 8, 8, 4], 2x2: see the commit)."""
-    n, c = xpad.shape[0], xpad.shape[3]
-    if xp is not np or c * xpad.itemsize > _IM2COL_MAX_PIXEL_BYTES:
+    """Each pooling window, [n, oh, ow, c], in tap order: on the host with pixels of at
+    most 16 bytes, copied contiguous first (NumPy's arithmetic on the strided view runs
+    its inner loop once per pixel, over c elements: [1024, 8, 8, 4], 2x2, see the commit)."""
+    if xp is np and xpad.shape[3] * xpad.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
+        yield from _copied_windows(xp, xpad, outs, k, s, (1, 1))
+    else:
         for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
             yield window
-        return
-    buffer = np.empty((n, *outs, c), xpad.dtype)
+
+
+def _copied_windows(
+    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Iterator[Any]:
+    """Each window of :func:`_taps`, in tap order, copied (a pixel as one word where it
+    can be) into one contiguous [n, oh, ow, c] buffer, the same buffer every time."""
+    buffer = xp.empty((xpad.shape[0], *outs, xpad.shape[3]), xpad.dtype)
     dst, src = _pixel_views(xp, buffer, xpad)
-    for _, _, window in _taps(src, outs, k, s, (1, 1)):
+    for _, _, window in _taps(src, outs, k, s, d):
         dst[...] = window
         yield buffer
 
