@@ -83,6 +83,45 @@ def test_feed_checks_name_the_placeholder(graph):
             sess.run(z, {"nope:0": 1})
 
 
+def test_feeds_are_checked_on_every_run_not_only_the_first(graph):
+    """After a good feed of x, later runs still check what is fed to x: shape, dtype, graph."""
+    g, x, y, z = graph
+    with mg.Session(g) as sess:
+        good = np.zeros((1, 2), np.float32)
+        for _ in range(2):
+            sess.run(z, {x: good})
+        with pytest.raises(errors.InvalidArgumentError, match="Cannot feed value of shape"):
+            sess.run(z, {x: np.zeros((2, 3), np.float32)})
+        with pytest.raises(errors.InvalidArgumentError, match="dtype complex128"):
+            sess.run(z, {x: np.zeros((1, 2), np.complex128)})
+        # a float64 array is converted, not taken as it is
+        assert sess.run(x, {x: np.full((1, 2), 0.1)}).dtype == np.float32
+        other = mg.Graph()
+        with other.as_default():
+            foreign = mg.placeholder(mg.float32, shape=[None, 2], name="x")
+        with pytest.raises(errors.InvalidArgumentError, match="not an element of this session"):
+            sess.run(z, {foreign: good})
+        fed = sess.run(x, {x: good})
+        fed[:] = 7  # a fetched feed is the caller's own copy
+        assert not good.any()
+
+
+def test_a_run_leaves_numpy_error_state_as_it_was():
+    """Kernels run with NumPy's floating-point warnings off; the caller's state is back after
+    the run, also when the run fails."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[2], name="x")
+        y = mg.divide(x - x, x)
+    raising = {"divide": "raise", "over": "raise", "under": "raise", "invalid": "raise"}
+    with mg.Session(g) as sess, np.errstate(all="raise"):
+        got = sess.run(y, {x: np.array([np.inf, 0], np.float32)})  # inf - inf, 0 / 0
+        assert np.isnan(got).all() and np.geterr() == raising
+        with pytest.raises(errors.InvalidArgumentError):
+            sess.run(y, {x: np.zeros(3, np.float32)})
+        assert np.geterr() == raising
+
+
 def test_pruning_never_runs_unneeded_nodes():
     g = mg.Graph()
     with g.as_default():
