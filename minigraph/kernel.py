@@ -2,7 +2,8 @@
 
 Kernels are module-level functions ``fn(ctx, *inputs)``; the context is the
 only thing they see besides their input arrays. It is built once per plan step,
-so it holds plain data only and a remote worker can rebuild it.
+so it holds plain data only and a remote worker can rebuild it. Kernels run with NumPy's
+floating-point warnings off: whatever calls them sets that (see docs/architecture.md).
 """
 
 from __future__ import annotations

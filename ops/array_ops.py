@@ -462,8 +462,7 @@ def _cast_kernel(ctx: KernelContext, x: Any) -> Any:
         x = _truncate_mantissa(ctx.xp, x, dst)
     if x.dtype.kind == "c" and dst.kind != "c":
         x = x.real  # as TensorFlow: the imaginary part is dropped, even for bool (1j: False)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return x.astype(dst)
+    return x.astype(dst)
 
 
 # Mantissa bits of each float kind (a complex dtype's parts count as its float).

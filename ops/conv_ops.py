@@ -202,13 +202,12 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     acc = _acc_dtype(x.dtype)
     xpad = _padded(xp, x, pads).astype(acc, copy=False)
     wacc = w.astype(acc, copy=False)
-    with np.errstate(all="ignore"):  # NaN/inf are values (NumPy's state; CuPy never warns)
-        if depthwise:
-            out = _depthwise(ctx, xpad, wacc, outs, s, d)
-        elif cin * wacc.dtype.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
-            out = _conv_as_matmul(ctx, xpad, wacc, outs, s, d)
-        else:
-            out = _conv_per_tap(ctx, xpad, wacc, outs, s, d)
+    if depthwise:
+        out = _depthwise(ctx, xpad, wacc, outs, s, d)
+    elif cin * wacc.dtype.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
+        out = _conv_as_matmul(ctx, xpad, wacc, outs, s, d)
+    else:
+        out = _conv_per_tap(ctx, xpad, wacc, outs, s, d)
     out = out.reshape(n, outs[0], outs[1], cout).astype(x.dtype, copy=False)
     return _from_nhwc(xp, out, fmt)
 
@@ -594,9 +593,8 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         acc = _acc_dtype(x.dtype)
         xpad = _padded(xp, x, pads).astype(acc, copy=False)
         out = xp.zeros((n, outs[0], outs[1], ch), acc)
-        with np.errstate(all="ignore"):  # inf - inf in a window sum is NaN, as TensorFlow
-            for window in _pool_windows(xp, xpad, outs, k, s):
-                out += window
+        for window in _pool_windows(xp, xpad, outs, k, s):
+            out += window
         # Divide by the number of in-bounds cells of each window (TensorFlow's SAME rule):
         # without padding, every window's cells (a scalar divides 10x faster than a grid).
         if not any(p for pair in pads for p in pair):

@@ -15,7 +15,7 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import FLOAT, REQUIRED, host_array, shape_str, tf_builder
-from minigraph.ops.nn_ops import in_float32, log_softmax_rows, quiet
+from minigraph.ops.nn_ops import in_float32, log_softmax_rows
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, broadcast, merge_dim, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -52,8 +52,7 @@ L2_LOSS = define_op(
 @register_kernel("L2Loss", "CPU", "GPU")
 def _l2_loss_kernel(ctx: KernelContext, t: Any) -> Any:
     ta = in_float32(t)
-    with quiet():
-        return ctx.xp.asarray((ta * ta).sum() / 2).astype(t.dtype)
+    return ctx.xp.asarray((ta * ta).sum() / 2).astype(t.dtype)
 
 
 L2Loss = make_wrapper_class(L2_LOSS)
@@ -106,10 +105,9 @@ def _softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any, lab: A
     la = in_float32(xp.broadcast_to(lab, shape))
     if f.size == 0:
         return [xp.zeros(shape[:1], f.dtype), xp.empty(shape, f.dtype)]
-    with quiet():
-        shifted, lse = log_softmax_rows(xp, f)
-        loss = (la * (lse - shifted)).sum(axis=1)
-        backprop = xp.exp(shifted - lse) - la
+    shifted, lse = log_softmax_rows(xp, f)
+    loss = (la * (lse - shifted)).sum(axis=1)
+    backprop = xp.exp(shifted - lse) - la
     return [loss.astype(f.dtype, copy=False), backprop.astype(f.dtype, copy=False)]
 
 
@@ -192,11 +190,10 @@ def _sparse_softmax_cross_entropy_with_logits_kernel(ctx: KernelContext, f: Any,
     if f.size == 0:
         return [xp.zeros((batch,), f.dtype), xp.empty(f.shape, f.dtype)]
     one_hot = xp.arange(classes)[None, :] == lab[:, None]
-    with quiet():
-        shifted, lse = log_softmax_rows(xp, f)
-        picked = xp.take_along_axis(shifted, lab.astype(np.int64)[:, None], axis=1)
-        loss = (lse - picked)[:, 0]
-        backprop = xp.exp(shifted - lse) - one_hot
+    shifted, lse = log_softmax_rows(xp, f)
+    picked = xp.take_along_axis(shifted, lab.astype(np.int64)[:, None], axis=1)
+    loss = (lse - picked)[:, 0]
+    backprop = xp.exp(shifted - lse) - one_hot
     return [loss.astype(f.dtype, copy=False), backprop.astype(f.dtype, copy=False)]
 
 

@@ -115,19 +115,13 @@ _FORWARD_MIN_SIZE = 4096
 _CHECKED_SIZE = 1 << 20
 
 
-def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any, quiet: bool) -> Any:
+def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any) -> Any:
     """``fn(*args)``: a ufunc (``np_fn`` on the CPU, CuPy's of that name on the GPU), or a
     function of ``(xp, *args)``."""
     xp = ctx.xp
     if np_fn is None:
-        if quiet:  # NumPy's errstate: CuPy never warns (the simulated GPU would)
-            with np.errstate(all="ignore"):
-                return fn(xp, *args)
         return fn(xp, *args)
     ufunc = np_fn if xp is np else getattr(xp, fn)
-    if quiet:
-        with np.errstate(all="ignore"):
-            return ufunc(*args) if out is None else ufunc(*args, out=out)
     return ufunc(*args) if out is None else ufunc(*args, out=out)
 
 
@@ -144,12 +138,10 @@ _COMPARISONS = frozenset(
 )
 
 
-def _binary_kernel(
-    fn: Any, out_type: Any, quiet: bool, check: Check | None, incompatible: bool | None
-) -> Any:
+def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bool | None) -> Any:
     np_fn: Any = getattr(np, fn) if isinstance(fn, str) else None
     forwards = np_fn is not None and out_type is None
-    plain = np_fn is not None and not quiet and (out_type is None or fn in _COMPARISONS)
+    plain = np_fn is not None and (out_type is None or fn in _COMPARISONS)
 
     def kernel(ctx: KernelContext, x: Any, y: Any) -> Any:
         xp = ctx.xp
@@ -179,7 +171,7 @@ def _binary_kernel(
                     return widened_ufunc(ctx, ufunc, x, y, out)  # a short repeated operand
             r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
             return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
-        r = _compute(ctx, fn, np_fn, (x, y), out, quiet)
+        r = _compute(ctx, fn, np_fn, (x, y), out)
         return _finish(xp, r, x.dtype if out_type is None else out_type, shape)
 
     def specialize(ctx: KernelContext, dims: Sequence[Any]) -> Any:
@@ -199,7 +191,7 @@ def _binary_kernel(
     return kernel
 
 
-def _unary_kernel(fn: Any, out_type: Any, quiet: bool) -> Any:
+def _unary_kernel(fn: Any, out_type: Any) -> Any:
     np_fn = getattr(np, fn) if isinstance(fn, str) else None
     forwards = np_fn is not None and out_type is None
 
@@ -209,9 +201,25 @@ def _unary_kernel(fn: Any, out_type: Any, quiet: bool) -> Any:
             out = ctx.forwarded((x,), x.shape, x.dtype)
         if out is None and x.size >= _CHECKED_SIZE:
             ctx.check_size(x.shape, x.dtype)  # x may be a broadcast view: its size is unpaid
-        r = _compute(ctx, fn, np_fn, (x,), out, quiet)
+        r = _compute(ctx, fn, np_fn, (x,), out)
         return _finish(ctx.xp, r, x.dtype if out_type is None else out_type, x.shape)
 
+    def specialize(ctx: KernelContext, dims: Sequence[Any]) -> Any:
+        """The bare NumPy ufunc for a small, non-scalar input of known shape, when it gives
+        the op's dtype itself (nothing for ``_finish`` to cast)."""
+        if np_fn is None or ctx.xp is not np or "T" not in ctx.attrs:
+            return None
+        (d,) = dims
+        if d is None or None in d or not d or math.prod(d) >= _FORWARD_MIN_SIZE:
+            return None
+        dtype = ctx.attrs["T"].np
+        try:
+            got = np_fn.resolve_dtypes((dtype, None))[-1]
+        except (TypeError, AttributeError):  # no loop for it; a NumPy without resolve_dtypes
+            return None
+        return np_fn if got == (dtype if out_type is None else out_type) else None
+
+    kernel.specialize = specialize  # type: ignore[attr-defined]
     return kernel
 
 
@@ -223,7 +231,6 @@ def elementwise(
     builder: str,
     binary: bool = True,
     out_type: str | None = None,
-    quiet: bool = False,
     check: Check | None = None,
     attrs: Sequence[str] = (),
     shape_fn: Callable[..., Any] | None = None,
@@ -234,7 +241,6 @@ def elementwise(
 
     ``types`` is a type constraint (``{float32, float64}``) or one dtype (``bool``);
     ``fn`` is a ufunc name (NumPy's and CuPy's) or a function of ``(xp, *arrays)``;
-    ``quiet`` silences NumPy's floating-point warnings (IEEE results are the answer);
     ``check(ctx, x, y)`` runs first on integer operands (division by zero);
     ``incompatible`` is the scalar a binary op gives for shapes that do not broadcast
     when its ``incompatible_shape_error`` attr is false (Equal, NotEqual).
@@ -253,9 +259,9 @@ def elementwise(
     )
     dtype = None if out_type is None else np.dtype(dtypes.as_dtype(out_type).np)
     if binary:
-        kernel = _binary_kernel(fn, dtype, quiet, check, incompatible)
+        kernel = _binary_kernel(fn, dtype, check, incompatible)
     else:
-        kernel = _unary_kernel(fn, dtype, quiet)
+        kernel = _unary_kernel(fn, dtype)
     register_kernel(op_type, "CPU", "GPU")(kernel)
     return make_builder(op_def, builder), make_wrapper_class(op_def)
 
@@ -385,7 +391,6 @@ _real_div, RealDiv = elementwise(
     "true_divide",
     INEXACT,
     builder="real_div",
-    quiet=True,
     doc="x / y for floating and complex types (IEEE: 1/0 is inf, 0/0 is NaN).",
 )
 _div_v1, Div = elementwise(
@@ -393,7 +398,6 @@ _div_v1, Div = elementwise(
     _div,
     NUMBER,
     builder="div",
-    quiet=True,
     check=_no_zero_divisor,
     doc="""
 x / y as TensorFlow 1's ``Div``: integers truncate towards zero (``-7 / 2`` is -3), floats
@@ -406,7 +410,6 @@ truncatediv, TruncateDiv = elementwise(
     _truncate_div,
     REAL,
     builder="truncatediv",
-    quiet=True,
     check=_no_zero_divisor,
     doc="""
 x / y rounded towards zero, as C: ``-7 / 2`` is -3. An integer division by zero is an
@@ -418,7 +421,6 @@ truncatemod, TruncateMod = elementwise(
     "fmod",
     TRUNCATE_MOD_TYPES,
     builder="truncatemod",
-    quiet=True,
     check=_no_zero_divisor,
     doc="""
 The remainder of ``truncatediv``, with the sign of x (C's ``%`` and ``fmod``):
@@ -430,7 +432,6 @@ floordiv, FloorDiv = elementwise(
     _floor_div,
     REAL,
     builder="floordiv",
-    quiet=True,
     check=_no_zero_divisor,
     doc="""
 x / y rounded towards negative infinity (``//``). For floats it is ``floor(x / y)`` of
@@ -450,7 +451,6 @@ floormod, FloorMod = elementwise(
     _floor_mod,
     REAL,
     builder="floormod",
-    quiet=True,
     check=_no_zero_divisor,
     doc="""
 The remainder of ``floordiv``, with the sign of y (``%``): ``x - floordiv(x, y) * y``.
@@ -464,7 +464,6 @@ div_no_nan, DivNoNan = elementwise(
     _div_no_nan,
     INEXACT,
     builder="div_no_nan",
-    quiet=True,
     doc="x / y, but 0 wherever y is 0 (even when x is NaN or infinite).",
 )
 pow, Pow = elementwise(  # tf.pow
@@ -472,7 +471,6 @@ pow, Pow = elementwise(  # tf.pow
     "power",
     SIGNED_OR_COMPLEX,
     builder="pow",
-    quiet=True,
     check=_no_negative_power,
     doc="""
 x to the power y. Integers wrap on overflow; a negative integer exponent is an
@@ -484,7 +482,6 @@ squared_difference, SquaredDifference = elementwise(
     _squared_difference,
     SQUARED_DIFFERENCE_TYPES,
     builder="squared_difference",
-    quiet=True,
     doc="(x - y) * conj(x - y), with broadcasting.",
 )
 maximum, Maximum = elementwise(
@@ -512,7 +509,6 @@ def _unary(
     types: str,
     doc: str,
     out_type: str | None = None,
-    quiet: bool = True,
     builder: str | None = None,
 ) -> tuple[Any, type]:
     """One unary op; its builder is named as TF's (``IsNan`` -> ``is_nan``)."""
@@ -525,7 +521,6 @@ def _unary(
         builder=builder,
         binary=False,
         out_type=out_type,
-        quiet=quiet,
         doc=doc,
     )
 
@@ -589,10 +584,10 @@ array([ 0.,  2.,  2., -0., -2.], dtype=float32)
 """,
 )
 rint, Rint = _unary("Rint", "rint", FLOAT, "The nearest integer, halves to even.")
-is_nan, IsNan = _unary("IsNan", "isnan", FLOAT, "Whether x is NaN.", "bool", quiet=False)
-is_inf, IsInf = _unary("IsInf", "isinf", FLOAT, "Whether x is +inf or -inf.", "bool", quiet=False)
+is_nan, IsNan = _unary("IsNan", "isnan", FLOAT, "Whether x is NaN.", "bool")
+is_inf, IsInf = _unary("IsInf", "isinf", FLOAT, "Whether x is +inf or -inf.", "bool")
 is_finite, IsFinite = _unary(
-    "IsFinite", "isfinite", FLOAT, "Whether x is neither infinite nor NaN.", "bool", quiet=False
+    "IsFinite", "isfinite", FLOAT, "Whether x is neither infinite nor NaN.", "bool"
 )
 
 

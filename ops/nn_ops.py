@@ -49,12 +49,6 @@ NN_BUILDERS = (
 )  # fmt: skip
 
 
-def quiet() -> Any:
-    """NumPy's floating-point warnings off (NaN/inf are values here, as in TensorFlow).
-    It is NumPy's own state, so it is a no-op for CuPy, which warns about nothing."""
-    return np.errstate(all="ignore")
-
-
 def in_float32(x: Any) -> Any:
     """x in its accumulation dtype: float32 for float16, else itself."""
     return x.astype(np.float32) if x.dtype == np.float16 else x
@@ -255,8 +249,7 @@ def activation(
             out = ctx.output_buffer((x,), x.shape, x.dtype)
             fn(ctx.xp, x, ctx.attrs, out)
             return out
-        with quiet():
-            out = fn(ctx.xp, x, ctx.attrs)
+        out = fn(ctx.xp, x, ctx.attrs)
         return ctx.xp.asarray(out).astype(x.dtype, copy=False)
 
     kernel.__name__ = f"_{builder}_kernel"
@@ -384,12 +377,11 @@ def softmax_op(op_type: str, output: str, log: bool, builder: str, doc: str) -> 
             ctx.fail("logits must have >= 1 dimension, got []")
         if x.size == 0:
             return xp.empty(x.shape, x.dtype)
-        with quiet():
-            if log:
-                shifted, lse = log_softmax_rows(xp, x)
-                out = shifted - lse
-            else:
-                out = _softmax_rows(xp, x)
+        if log:
+            shifted, lse = log_softmax_rows(xp, x)
+            out = shifted - lse
+        else:
+            out = _softmax_rows(xp, x)
         return out.astype(x.dtype, copy=False)
 
     kernel.__name__ = f"_{builder}_kernel"
@@ -545,10 +537,9 @@ def _fused_batch_norm_v3_kernel(
     shape = [1] * x.ndim
     shape[axis] = channels
     eps = np.float32(ctx.attrs["epsilon"])
-    with quiet():
-        mult = scale / xp.sqrt(variance + eps)
-        y = (x.astype(np.float32) - mean.reshape(shape)) * mult.reshape(shape)
-        y = y + offset.reshape(shape)
+    mult = scale / xp.sqrt(variance + eps)
+    y = (x.astype(np.float32) - mean.reshape(shape)) * mult.reshape(shape)
+    y = y + offset.reshape(shape)
     stats = [a.copy() for a in (mean, variance, mean, variance)]  # four distinct buffers
     return [y.astype(x.dtype, copy=False), *stats, xp.empty((0,), np.float32)]
 

@@ -193,11 +193,10 @@ def _reduction_kernel(
         if x.size == 0:  # nothing to compute (CuPy refuses some reductions of empty arrays)
             return ctx.allocate(shape, x.dtype)
         moved = _reduced_axes_last(ctx, x, axes, n)
-        with np.errstate(all="ignore"):  # overflow to inf, inf - inf: TF's results too
-            if moved is None:
-                r = compute(ctx.xp, x, axes, keep, n)
-            else:
-                r = compute(np, moved, (moved.ndim - 1,), False, n).reshape(shape)
+        if moved is None:
+            r = compute(ctx.xp, x, axes, keep, n)
+        else:
+            r = compute(np, moved, (moved.ndim - 1,), False, n).reshape(shape)
         return r if r.ndim else ctx.xp.asarray(r, dtype=x.dtype)  # NumPy gives scalars
 
     return kernel
@@ -544,23 +543,21 @@ def _scan_kernel(name: str, identity: int) -> Callable[..., typing.Any]:
         exclusive, reverse = ctx.attrs["exclusive"], ctx.attrs["reverse"]
         scan_fn = getattr(xp, name)
         if x.size == 0 or not (exclusive or reverse):
-            with np.errstate(all="ignore"):  # overflow to inf is TF's result too
-                return scan_fn(x, axis=ax, dtype=x.dtype) if x.size else xp.empty_like(x)
+            return scan_fn(x, axis=ax, dtype=x.dtype) if x.size else xp.empty_like(x)
         out = ctx.allocate(x.shape, x.dtype)
-        with np.errstate(all="ignore"):
-            # Scan the flipped input into the flipped output: both are views.
-            src = xp.flip(x, ax) if reverse else x
-            dst = xp.flip(out, ax) if reverse else out
-            if not exclusive:
-                dst[...] = scan_fn(src, axis=ax, dtype=x.dtype)
-                return out
-            lead = (slice(None),) * ax
-            dst[lead + (slice(0, 1),)] = identity
-            if x.shape[ax] > 1:
-                dst[lead + (slice(1, None),)] = scan_fn(
-                    src[lead + (slice(None, -1),)], axis=ax, dtype=x.dtype
-                )
+        # Scan the flipped input into the flipped output: both are views.
+        src = xp.flip(x, ax) if reverse else x
+        dst = xp.flip(out, ax) if reverse else out
+        if not exclusive:
+            dst[...] = scan_fn(src, axis=ax, dtype=x.dtype)
             return out
+        lead = (slice(None),) * ax
+        dst[lead + (slice(0, 1),)] = identity
+        if x.shape[ax] > 1:
+            dst[lead + (slice(1, None),)] = scan_fn(
+                src[lead + (slice(None, -1),)], axis=ax, dtype=x.dtype
+            )
+        return out
 
     return kernel
 

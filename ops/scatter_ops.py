@@ -392,8 +392,7 @@ def _scatter(
             ctx.copy(out, tensor)
     if work is not None:
         n_rows, flat, upd = work
-        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, silently
-            combine(ctx, rows_view(out, n_rows), flat, upd)
+        combine(ctx, rows_view(out, n_rows), flat, upd)
     return out
 
 

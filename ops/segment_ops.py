@@ -138,8 +138,7 @@ def _fold(
             return xp.where(kept, init, folded).astype(rows.dtype, copy=False)
         present = (xp.bincount(keys, minlength=n_out) > 0).reshape(-1, 1)
         return xp.where(present, folded, out).astype(rows.dtype, copy=False)
-    with np.errstate(all="ignore"):
-        targets, folded, nan = _fold_by_key(xp, keys, rows, red.ufunc)
+    targets, folded, nan = _fold_by_key(xp, keys, rows, red.ufunc)
     if start and nan is not None:
         folded = xp.where(keep(init, folded) & (nan == 0), init, folded)
     out[targets] = folded
@@ -153,11 +152,10 @@ def _at_rows(xp: Any, ufunc: Any, out: Any, keys: Any, rows: Any) -> None:
     k = rows.shape[1]
     step = max(1, _AT_CHUNK // max(k, 1))
     flat_out, columns = out.reshape(-1), xp.arange(k)
-    with np.errstate(all="ignore"):
-        for start in range(0, keys.shape[0], step):
-            part = keys[start : start + step].astype(np.int64)
-            offsets = (part[:, None] * k + columns).reshape(-1)
-            ufunc.at(flat_out, offsets, rows[start : start + step].reshape(-1))
+    for start in range(0, keys.shape[0], step):
+        part = keys[start : start + step].astype(np.int64)
+        offsets = (part[:, None] * k + columns).reshape(-1)
+        ufunc.at(flat_out, offsets, rows[start : start + step].reshape(-1))
 
 
 def _extremum_at(xp: Any, rows: Any, keys: Any, n_out: int, ufunc: str) -> Any:
@@ -322,8 +320,7 @@ def _segment_kernel(red: _Reduction) -> Callable[..., Any]:
         out = _fold(ctx, flat, keys, rows, red, red.empty, start=False)
         if red.name == "Mean":
             counts = ctx.xp.bincount(keys, minlength=rows)
-            with np.errstate(all="ignore"):  # inf / n, overflowing complex divisions
-                out = _divide_counts(ctx.xp, out, counts)
+            out = _divide_counts(ctx.xp, out, counts)
         return out.reshape((rows, *extra))
 
     return kernel
@@ -616,14 +613,13 @@ def _sparse_segment_kernel(red: _Reduction) -> Callable[..., Any]:
         # float16 sums in float32, as TensorFlow's CPU kernel.
         wide = np.float32 if data.dtype == np.float16 else data.dtype
         picked = xp.take(data.reshape(limit, k), indices, axis=0).astype(wide, copy=False)
-        with np.errstate(all="ignore"):
-            if xp is np:
-                empty = not (picked.size and rows)
-                out = np.zeros((rows, k), wide) if empty else _block_sums(picked, ids, rows)
-            else:
-                out = _fold(ctx, picked, xp.asarray(ids), rows, _SUM, 0, start=False)
-            if red.name != "Sum":
-                out = _sparse_scale(xp, out, xp.bincount(xp.asarray(ids), minlength=rows), red)
+        if xp is np:
+            empty = not (picked.size and rows)
+            out = np.zeros((rows, k), wide) if empty else _block_sums(picked, ids, rows)
+        else:
+            out = _fold(ctx, picked, xp.asarray(ids), rows, _SUM, 0, start=False)
+        if red.name != "Sum":
+            out = _sparse_scale(xp, out, xp.bincount(xp.asarray(ids), minlength=rows), red)
         return out.astype(data.dtype, copy=False).reshape((rows, *extra))
 
     return kernel

@@ -559,6 +559,53 @@ def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
         sess.run(div, {i: np.array([1, 2], np.int32)})
 
 
+def _ops_with_bare_ufuncs():
+    """(op type, dtype) for each CPU kernel that may run as its bare ufunc, each dtype it takes."""
+    cases = []
+    for name, op_def in sorted(mg.registered_ops().items()):
+        if getattr(op_def.kernels.get("CPU"), "specialize", None) is None:
+            continue
+        t = next((a for a in op_def.attrs if a.name == "T"), None)
+        for dtype in t.allowed if t is not None else (mg.bool,):
+            cases.append((name, dtype))
+    return cases
+
+
+@pytest.mark.parametrize("op_type, dtype", _ops_with_bare_ufuncs())
+def test_every_op_that_may_run_as_its_bare_ufunc_gives_its_kernels_values(op_type, dtype):
+    """Small unary and binary elementwise ops of known shapes may run as the bare NumPy
+    ufunc in the fast loop (not in the checked loop the suite runs): same dtype and bits."""
+    op_def = mg.registered_ops()[op_type]
+    rng = np.random.default_rng(0)
+    np_dtype = dtype.np
+    if np_dtype.kind == "b":
+        values = [rng.integers(0, 2, (3, 4)).astype(bool) for _ in op_def.inputs]
+    elif np_dtype.kind in "iu":  # no zero or negative second operand: divisions, powers
+        low = 0 if np_dtype.kind == "u" else -3
+        values = [rng.integers(low, 4, (3, 4)), rng.integers(1, 4, (3, 4))]
+    else:
+        values = [rng.normal(0, 2, (3, 4)), rng.uniform(0.5, 2, (3, 4))]
+        values[0].flat[:3] = [0.0, np.inf, -0.5]
+        if np_dtype.kind == "c":
+            values = [v + 1j * rng.normal(0, 1, (3, 4)) for v in values]
+    values = [v.astype(np_dtype) for v in values[: len(op_def.inputs)]]
+    g = mg.Graph()
+    with g.as_default():
+        phs = [mg.placeholder(dtype, shape=[3, 4]) for _ in values]
+        attrs = {a.name: a.default for a in op_def.attrs if a.has_default}
+        attrs.update({"T": dtype} if any(a.name == "T" for a in op_def.attrs) else {})
+        node = g.create_node(op_def, g.unique_name(op_type), phs, attrs)
+    out, feed = mg.Operation(node).outputs[0], dict(zip(phs, values))
+    mg.config.set_check_outputs(False)
+    try:
+        fast = mg.Session(g).run(out, feed)
+    finally:
+        mg.config.set_check_outputs(True)
+    checked = mg.Session(g).run(out, feed)
+    assert fast.dtype == checked.dtype and fast.shape == checked.shape
+    np.testing.assert_array_equal(fast.view(np.uint8), checked.view(np.uint8))  # bitwise
+
+
 _KEEP_FREED = r"""
 import os, sys
 import numpy as np

@@ -86,6 +86,7 @@ def _to_device(step: Step, values: list[Any]) -> list[Any]:
     return [v if host else xp.asarray(v) for v, host in zip(values, flags)]
 
 
+@np.errstate(all="ignore")  # IEEE results are the answer, as in a local run
 def _run_group(group: _Group, *inputs: Any) -> Any:
     """Run a group's steps on this worker; return its outputs (one value, or a tuple).
 
