@@ -66,7 +66,8 @@ def op_page(op_def: OpDef) -> str:
     devices = ", ".join(sorted(op_def.kernel_devices)) or "none"
     lines += ["", "## Kernels", "", f"Devices with a kernel: {devices}."]
     if op_def.aliases_input:
-        lines.append("The output may share memory with the first input (a view).")
+        viewed = op_def.inputs[op_def.aliased_input].name
+        lines.append(f"The outputs may share memory with input `{viewed}` (views).")
     lines += [
         "",
         "## C++-style class",

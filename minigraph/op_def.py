@@ -182,7 +182,8 @@ class OpDef:
     host_inputs: frozenset[str] = frozenset()
     host_outputs: frozenset[str] = frozenset()
     is_stateful: bool = False
-    aliases_input: bool = False  # outputs may be views of input 0 (Identity, Reshape...)
+    aliases_input: bool = False  # outputs may be views of an input (Identity, Reshape...)
+    aliased_input: int = 0  # ... of this one (Split's value is its input 1)
     elementwise: Elementwise | None = None  # how elementwise fusion may run it in place
     shared: SharedInput | None = None  # how steps that share an input may run as one
     # What the plan knows of a step's inputs, as attrs for its kernel (see optimizer.py).

@@ -172,7 +172,7 @@ def _schedule(
             last_use[s] = k
         if p.op_def.aliases_input and p.inputs:
             for o in p.outputs:
-                group[o] = root(p.inputs[0])
+                group[o] = root(p.inputs[p.op_def.aliased_input])
         else:
             for s in p.inputs:
                 uses[root(s)] = uses.get(root(s), 0) + 1

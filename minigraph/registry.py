@@ -37,14 +37,15 @@ def define_op(
     host_outputs: Sequence[str] = (),
     is_stateful: bool = False,
     aliases_input: bool = False,
+    aliased_input: int = 0,
     elementwise: Elementwise | None = None,
 ) -> OpDef:
     """Declare an op once; the builder, class wrapper and docs come from this.
 
     ``host_inputs`` and ``host_outputs`` stay in host memory on every device (TensorFlow's
     HostMemory: shape-like int tensors that kernels read on the host);
-    ``aliases_input`` says the kernel may return a view of input 0, so the
-    executor treats both as one buffer when deciding what may be overwritten;
+    ``aliases_input`` says the kernel may return views of input ``aliased_input`` (0 unless
+    given), so the executor treats them as one buffer when deciding what may be overwritten;
     ``elementwise`` says how elementwise fusion may run the op inside a chain, in place
     (see :class:`~minigraph.op_def.Elementwise`).
     """
@@ -64,6 +65,7 @@ def define_op(
         host_outputs=frozenset(host_outputs),
         is_stateful=is_stateful,
         aliases_input=aliases_input,
+        aliased_input=aliased_input,
         elementwise=elementwise,
     )
     attr_names = {a.name for a in attr_defs}

@@ -406,6 +406,8 @@ SPLIT = define_op(
     attrs=["num_split: int >= 1", "T: type"],
     shape_fn=_split_shape,
     host_inputs=["split_dim"],
+    aliases_input=True,
+    aliased_input=1,
     doc="Splits ``value`` along ``split_dim`` (the first input; ``tf.raw_ops``: ``axis``) "
     "into ``num_split`` equal pieces.",
 )
@@ -423,8 +425,7 @@ def _split_kernel(ctx: KernelContext, axis: Any, value: Any) -> list[Any]:
             f"split_dim {a} (size = {value.shape[a]}) and num_split {n}"
         )
     size = value.shape[a] // n
-    # Copies: the pieces are outputs of their own, and value is not this op's input 0.
-    return _pieces(ctx.xp, value, [size * i for i in range(n + 1)], a, copy=True)
+    return _pieces(ctx.xp, value, [size * i for i in range(n + 1)], a)
 
 
 Split = make_wrapper_class(SPLIT)
@@ -482,30 +483,26 @@ SPLIT_V = define_op(
 )
 
 
-def _pieces(xp: Any, value: Any, bounds: list[int], axis: int, copy: bool) -> list[Any]:
-    """``value[bounds[i]:bounds[i + 1]]`` along ``axis`` for each i: views, or copies. A
-    host piece cut along the last axis is copied a row at a time, each row one opaque item
-    (NumPy's copy otherwise calls its inner loop once per row, over a few elements: the
-    four gates of an LSTM cell, [1024, 20] into 4, 54 -> 25 us; np.split's Python alone
-    cost 14)."""
+# A host piece cut along the last axis of a value of this many rows or more is a copy: as a
+# view, every ufunc that reads it would call its inner loop once per short row.
+_COPIED_MIN_ROWS = 64
+
+
+def _pieces(xp: Any, value: Any, bounds: list[int], axis: int) -> list[Any]:
+    """``value[bounds[i]:bounds[i + 1]]`` along ``axis`` for each i: views (the op declares
+    its outputs views of ``value``, so the plan counts their readers together), but for
+    pieces of many short rows, which are copied a row at a time, each row one opaque item
+    (NumPy's own copy would call its inner loop once per row too): an LSTM cell's four
+    gates at batch 1024, [1024, 20] into 4, are copies; at batch 1, views."""
+    rows = xp is np and axis == value.ndim - 1 and value.size >= _COPIED_MIN_ROWS * value.shape[-1]
     index = [slice(None)] * value.ndim
     pieces = []
     for start, stop in zip(bounds, bounds[1:]):
         index[axis] = slice(start, stop)
         piece = value[tuple(index)]
-        if copy:
-            rows = (
-                xp is np
-                and axis == value.ndim - 1
-                and piece.shape[-1] > 1
-                and piece.strides[-1] == piece.itemsize
-                and not piece.dtype.hasobject
-            )
-            if rows:
-                item = row_element(piece.shape[-1] * piece.itemsize)
-                piece = piece.view(item).copy().view(piece.dtype)
-            else:
-                piece = piece.copy()
+        if rows and 1 < piece.shape[-1] < value.shape[-1] and piece.strides[-1] == piece.itemsize:
+            item = row_element(piece.shape[-1] * piece.itemsize)
+            piece = piece.view(item).copy().view(piece.dtype)
         pieces.append(piece)
     return pieces
 
@@ -524,7 +521,7 @@ def _split_v_kernel(ctx: KernelContext, value: Any, size_splits: Any, axis: Any)
         ctx.fail("-input rank(-0) <= split_dim < input rank (0), but got 0")
     a = _split_axis(ctx, host_array(ctx, axis), value.ndim, kernel=True)
     parts = _split_v_sizes(ctx.fail, sizes, value.shape[a])
-    return _pieces(ctx.xp, value, [0, *np.cumsum(parts).tolist()], a, copy=False)
+    return _pieces(ctx.xp, value, [0, *np.cumsum(parts).tolist()], a)
 
 
 SplitV = make_wrapper_class(SPLIT_V)

@@ -70,20 +70,26 @@ def test_split_matches_numpy(x, data):
 
 
 def test_split_pieces_are_independent_buffers():
-    # Consumers that overwrite their input must not clobber the split value or each other.
+    """Split's pieces are views of its value: consumers that may overwrite their input (of
+    4096 elements or more) must not clobber the value or each other, and a piece read
+    once, of a value nothing else reads, may be written in place."""
     g = mg.Graph()
     with g.as_default():
-        p = mg.placeholder(mg.float32, [4, 6])
+        p = mg.placeholder(mg.float32, [64, 128])
         v = p * 1.0
         a, b = mg.split(v, 2)
         c, d = mg.split(v, [1, -1])
-        e, f = mg.split(v, 2, axis=1)  # rows copied as one item each
+        e, f = mg.split(v, 2, axis=1)
         outs = [a + 1.0, b + 1.0, c + 1.0, d + 1.0, e + 1.0, f + 1.0, v + 0.0]
-    x = np.arange(24, dtype=np.float32).reshape(4, 6)
-    got = mg.Session(g).run(outs, {p: x})
-    wants = [x[:2] + 1, x[2:] + 1, x[:1] + 1, x[1:] + 1, x[:, :3] + 1, x[:, 3:] + 1, x]
-    for o, w in zip(got, wants):
+        # pieces whose values have no other reader: a view (axis 0), a copy (many rows)
+        alone = [mg.split(p * 2.0, 2)[1] + 1.0, mg.split(p * 3.0, 2, axis=1)[1] + 1.0]
+    x = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    keep = x.copy()
+    got = mg.Session(g).run([*outs, *alone], {p: x})
+    wants = [x[:32] + 1, x[32:] + 1, x[:1] + 1, x[1:] + 1, x[:, :64] + 1, x[:, 64:] + 1, x]
+    for o, w in zip(got, [*wants, x[32:] * 2 + 1, x[:, 64:] * 3 + 1]):
         same(o, w)
+    same(x, keep)
 
 
 def test_split_shapes_and_errors():
