@@ -428,6 +428,22 @@ def test_erf_is_accurate_to_a_few_ulp_in_float64(monkeypatch, block):
     same(edges[1], a([0, 2, NAN, 0, 1], F64))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_erf_of_narrow_floats_is_within_one_ulp_of_the_exact_value(dtype):
+    """float32 and float16 take exp(-x*x) in one step (not split as for float64 results):
+    still within 1 ulp of erf and erfc rounded from Python's float64 math.erf/erfc."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(6000) * 3, rng.uniform(-12, 12, 4000)])
+    x = np.concatenate([x, [0.999, 1.0, 1.001, 7.999, 8.0, 8.001, 9.1, -9.1]]).astype(dtype)
+    got_erf, got_erfc = run(lambda t: [mg.erf(t), mg.erfc(t)], x)
+    bits = f"i{x.itemsize}"  # same-signed floats: their bits as integers are ulps apart
+    for got, fn in ((got_erf, math.erf), (got_erfc, math.erfc)):
+        want = np.array([fn(float(v)) for v in x]).astype(dtype)
+        assert got.dtype == dtype
+        ulps = got.view(bits).astype(np.int64) - want.view(bits).astype(np.int64)
+        assert np.abs(ulps).max() <= 1
+
+
 def test_erf_of_a_transposed_input():
     """A fed array that is not C-contiguous (here Fortran order) gives the same values."""
     x = np.linspace(-4, 4, 12).reshape(3, 4)
