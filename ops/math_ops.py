@@ -356,19 +356,23 @@ def _sigmoid(xp: Any, x: Any, out: Any = None) -> Any:
     e = xp.exp(-xp.abs(x))  # never overflows
     # 1 / (1 + e) where x >= 0, else e / (1 + e): the numerator is max(e, x >= 0), as e <= 1
     # (and NaN stays NaN). np.where chose per element, 1.3 ns an element on random signs.
-    # The constants are 0-d arrays of x's dtype: NumPy 2 takes 0.7 µs to place a Python 0.
     out = xp.empty(x.shape, x.dtype) if out is None else out  # (0-d too: not a scalar)
-    xp.maximum(e, x >= _zero_d(xp, 0, x.dtype), out=out)
-    e += _zero_d(xp, 1, x.dtype)
+    xp.maximum(e, x >= _scalar(xp, 0, x.dtype), out=out)
+    e += _scalar(xp, 1, x.dtype)
     return xp.divide(out, e, out=out)
 
 
+def _scalar(xp: Any, value: int, dtype: Any) -> Any:
+    """``value`` for a ufunc call with arrays of ``dtype``: on the host a read-only 0-d array
+    made once (NumPy 2 takes 0.7 µs to place a Python scalar in a call on a tiny array);
+    on a GPU the Python scalar itself (a CuPy array belongs to one device)."""
+    return _zero_d(value, np.dtype(dtype)) if xp is np else value
+
+
 @functools.lru_cache(maxsize=64)
-def _zero_d(xp: Any, value: int, dtype: Any) -> Any:
-    """``value`` as a read-only 0-d array of ``dtype``, made once."""
-    a = xp.full((), value, dtype)
-    if xp is np:
-        a.flags.writeable = False
+def _zero_d(value: int, dtype: np.dtype) -> np.ndarray:
+    a = np.full((), value, dtype)
+    a.flags.writeable = False
     return a
 
 
