@@ -122,6 +122,8 @@ class Session:
         self._clock = itertools.count()
         self._lock = threading.Lock()
         self._closed = False
+        # The last run's plan, with its signature (fetches, targets, feeds, feed devices).
+        self._last_plan: tuple[tuple[Any, ...], Plan] | None = None
         # Each Output fed so far, with its NumPy dtype and dims: a graph's Outputs are few.
         self._fed: dict[Output, tuple[np.dtype, tuple[int | None, ...] | None]] = {}
 
@@ -194,6 +196,12 @@ class Session:
         feed_devices: list[str],
     ) -> Plan:
         names = tuple(t.name for t in targets) if targets else ()
+        last = self._last_plan
+        if last is not None and last[0] == (tensors, names, feeds, feed_devices):
+            # the same signature as the last run: compared element by element, mostly by
+            # identity, where the dict's key would hash every Output (1000 fetches: 60 µs)
+            self._last_used[id(last[1])] = next(self._clock)
+            return last[1]
         key = (tuple(tensors), names, tuple(feeds), tuple(feed_devices))
         plan = self._plans.get(key)
         if plan is None:
@@ -216,6 +224,7 @@ class Session:
                     if len(self._plans) > PLAN_CACHE_SIZE:
                         self._drop_least_recently_used()
         self._last_used[id(plan)] = next(self._clock)
+        self._last_plan = ((tensors, names, feeds, feed_devices), plan)  # one assignment
         return plan
 
     def _drop_least_recently_used(self) -> None:
@@ -332,6 +341,7 @@ class Session:
 
     def close(self) -> None:
         self._closed = True
+        self._last_plan = None
         self._plans.clear()
         self._last_used.clear()
 
