@@ -559,6 +559,17 @@ def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
         sess.run(div, {i: np.array([1, 2], np.int32)})
 
 
+def _fast_and_checked(g, fetch, feed):
+    """``fetch``'s value from the plain fast loop (which binds small ops of known shapes to
+    their bare ufuncs) and from the checked loop the suite runs (kernel outputs checked)."""
+    mg.config.set_check_outputs(False)
+    try:
+        fast = mg.Session(g).run(fetch, feed)
+    finally:
+        mg.config.set_check_outputs(True)
+    return fast, mg.Session(g).run(fetch, feed)
+
+
 def _ops_with_bare_ufuncs():
     """(op type, dtype) for each CPU kernel that may run as its bare ufunc, each dtype it takes."""
     cases = []
@@ -595,13 +606,7 @@ def test_every_op_that_may_run_as_its_bare_ufunc_gives_its_kernels_values(op_typ
         attrs = {a.name: a.default for a in op_def.attrs if a.has_default}
         attrs.update({"T": dtype} if any(a.name == "T" for a in op_def.attrs) else {})
         node = g.create_node(op_def, g.unique_name(op_type), phs, attrs)
-    out, feed = mg.Operation(node).outputs[0], dict(zip(phs, values))
-    mg.config.set_check_outputs(False)
-    try:
-        fast = mg.Session(g).run(out, feed)
-    finally:
-        mg.config.set_check_outputs(True)
-    checked = mg.Session(g).run(out, feed)
+    fast, checked = _fast_and_checked(g, mg.Operation(node).outputs[0], dict(zip(phs, values)))
     assert fast.dtype == checked.dtype and fast.shape == checked.shape
     np.testing.assert_array_equal(fast.view(np.uint8), checked.view(np.uint8))  # bitwise
 
@@ -664,13 +669,7 @@ def test_the_fast_loop_and_its_bare_ufuncs_give_the_checked_loops_values(op, dty
         x = mg.placeholder(mg.as_dtype(dtype), shape=shapes[0], name="x")
         y = mg.placeholder(mg.as_dtype(dtype), shape=shapes[1], name="y")
         z = op(x, y)
-    feed = {x: a, y: b}
-    mg.config.set_check_outputs(False)
-    try:
-        fast = mg.Session(g).run(z, feed)
-    finally:
-        mg.config.set_check_outputs(True)
-    checked = mg.Session(g).run(z, feed)
+    fast, checked = _fast_and_checked(g, z, {x: a, y: b})
     want = {
         mg.add: np.add,
         mg.subtract: np.subtract,
