@@ -48,6 +48,10 @@ class Plan:
     feed_slots: tuple[int, ...]  # one per fed tensor, in the order the session passes them
     fetch_slots: tuple[int, ...]  # one per tensor fetch
     optimizations: tuple[str, ...] = ()  # what each optimizer pass changed, one line each
+    # Fetches (positions in fetch_slots) whose value may share its buffer with an earlier
+    # fetch's: a view of it (Reshape, Split...), or the same tensor again. The session
+    # returns them as copies, so that every fetched array is the caller's own.
+    shared_fetches: tuple[int, ...] = ()
 
 
 def build_plan(
@@ -125,8 +129,8 @@ def build_plan(
     protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions(), places)
     dims = {i: x.shape.dims for i, x in enumerate(feeds)}  # a feed is checked against these
     dims.update((o, spec.shape.dims) for p in protos for o, spec in zip(p.outputs, p.specs))
-    steps = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)
-    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report))
+    steps, shared = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)
+    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report), shared)
 
 
 @dataclass(frozen=True)
@@ -149,9 +153,10 @@ def _schedule(
     fetch_slots: tuple[int, ...],
     feeds: Any,
     dims: Mapping[int, tuple[int | None, ...] | None],
-) -> tuple[Step, ...]:
+) -> tuple[tuple[Step, ...], tuple[int, ...]]:
     """Steps with releases (after each value's last reader), forwardable inputs and the
-    inputs' dims as shape inference knows them (``dims``, by slot).
+    inputs' dims as shape inference knows them (``dims``, by slot); and the fetches that
+    share a buffer with an earlier fetch (Plan.shared_fetches).
 
     An input may be overwritten when its buffer is not fed, not a constant, not fetched,
     and read by exactly one op that is not a view. Views (``aliases_input`` ops) share
@@ -211,7 +216,9 @@ def _schedule(
                 input_dims=tuple(dims.get(s) for s in p.inputs),
             )
         )
-    return tuple(steps)
+    buffers = [root(s) for s in fetch_slots]
+    shared = tuple(i for i, b in enumerate(buffers) if b in buffers[:i])
+    return tuple(steps), shared
 
 
 def _place_all(

@@ -170,18 +170,18 @@ class Session:
             run_metadata.optimizations = plan.optimizations
         limit = self._limit
         if options.return_device_arrays:
-            return rebuild(
-                [
-                    _owned(v, t, limit) if isinstance(v, np.ndarray) else v
-                    for v, t in zip(values, tensors)
-                ]
-            )
-        return rebuild(
-            [
+            values = [
+                _owned(v, t, limit) if isinstance(v, np.ndarray) else v
+                for v, t in zip(values, tensors)
+            ]
+        else:
+            values = [
                 v if type(v) is np.ndarray and v.flags.writeable else _owned(to_host(v), t, limit)
                 for v, t in zip(values, tensors)
             ]
-        )
+        for i in plan.shared_fetches:  # views of an earlier fetch's buffer: the caller's own
+            values[i] = _owned(values[i], tensors[i], limit, copy=True)
+        return rebuild(values)
 
     def _limit(self) -> int:
         return tensor_limit(self.max_tensor_bytes)
@@ -449,11 +449,12 @@ def _device_of(value: Any) -> str:
     return f"GPU:{device.id}" if hasattr(device, "id") else "CPU:0"
 
 
-def _owned(value: np.ndarray, tensor: Output, limit: Callable[[], int]) -> np.ndarray:
-    """A fetched NumPy array the caller may write: constants and feeds are read-only views,
-    copied here (after a size check against ``limit()``: a fed broadcast view may stand for
-    far more memory than it holds)."""
-    if value.flags.writeable:
+def _owned(value: Any, tensor: Output, limit: Callable[[], int], copy: bool = False) -> Any:
+    """A fetched array the caller may write: constants and feeds are read-only views, and
+    a ``copy`` is asked for a view of another fetch's buffer; both are copied here (after a
+    size check against ``limit()``: a fed broadcast view may stand for far more memory
+    than it holds)."""
+    if not copy and value.flags.writeable:
         return value
     node = tensor.node
     check_output_size(value.shape, value.itemsize, node.name, node.type_string, limit())

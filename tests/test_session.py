@@ -195,6 +195,29 @@ def test_no_mutation_of_feeds_or_constants():
     np.testing.assert_array_equal(mg.Session(g).run(c), base_before)
 
 
+def test_fetched_arrays_never_share_memory():
+    """A fetched value and a view of it (Reshape, Split pieces, the same tensor twice)
+    come back as separate arrays: writing one leaves the others alone."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[2, 4], name="x")
+        y = x * 2.0
+        flat = mg.reshape(y, [8])
+        left, right = mg.split(y, 2, axis=1)
+        c = mg.constant(np.arange(4, dtype=np.float32))
+    feed = {x: np.ones((2, 4), np.float32)}
+    with mg.Session(g) as sess:
+        got = sess.run([y, flat, left, right, y, c, mg.reshape(c, [2, 2])], feed)
+        for i, a in enumerate(got):
+            for b in got[i + 1 :]:
+                assert not np.shares_memory(a, b)
+        for a in got:
+            a[...] = -1
+        np.testing.assert_array_equal(sess.run(y, feed), np.full((2, 4), 2, np.float32))
+        single = sess.run(flat, feed)  # one fetch: nothing to copy
+        np.testing.assert_array_equal(single, np.full(8, 2, np.float32))
+
+
 def test_elementwise_chain_reuses_buffers():
     g = mg.Graph()
     n = 1 << 20  # 4 MB of float32
