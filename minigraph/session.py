@@ -270,7 +270,6 @@ class Session:
             return list(fetches), [], _same
         tensors: list[Output] = []
         targets: list[Node] = []
-        index: dict[Output, int] = {}
 
         def walk(f: Any) -> Callable[[list[Any]], Any]:
             if isinstance(f, list | tuple) and as_output(f) is None:
@@ -287,10 +286,8 @@ class Session:
             if isinstance(target, Node):
                 targets.append(target)
                 return lambda v: None
-            if target not in index:
-                index[target] = len(tensors)
-                tensors.append(target)
-            i = index[target]
+            i = len(tensors)  # a repeat too: the plan copies it (Plan.shared_fetches)
+            tensors.append(target)
             return lambda v: v[i]
 
         return tensors, targets, walk(fetches)

@@ -216,6 +216,9 @@ def test_fetched_arrays_never_share_memory():
         np.testing.assert_array_equal(sess.run(y, feed), np.full((2, 4), 2, np.float32))
         single = sess.run(flat, feed)  # one fetch: nothing to copy
         np.testing.assert_array_equal(single, np.full(8, 2, np.float32))
+        nested = sess.run({"a": y, "b": [y, (flat,)]}, feed)
+        assert not np.shares_memory(nested["a"], nested["b"][0])
+        assert not np.shares_memory(nested["a"], nested["b"][1][0])
 
 
 def test_elementwise_chain_reuses_buffers():
