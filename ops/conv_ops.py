@@ -148,14 +148,12 @@ def _taps(
 def _padded(
     xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
 ) -> Any:
-    """NHWC ``x`` padded in H and W with ``value``, as ``dtype`` (default x's). One new
-    array written once, the interior by one assignment that also casts: np.pad took 0.27 ms
-    where this takes 0.10 on [1024, 8, 8, 4] (its Python, and a fill of every side)."""
+    """NHWC ``x`` padded in H and W with ``value``, as ``dtype`` (default x's), by one
+    assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
     dtype = x.dtype if dtype is None else dtype
     if not any(p for pair in pads for p in pair):
         return x.astype(dtype, copy=False)
-    (top, bottom), (left, right) = pads
-    n, h, w, c = x.shape
+    (top, bottom), (left, right), (n, h, w, c) = *pads, x.shape
     shape = (n, h + top + bottom, w + left + right, c)
     out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
     out[:, top : top + h, left : left + w] = x
