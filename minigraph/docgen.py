@@ -9,7 +9,7 @@ drift from the declarations.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import textwrap
 from pathlib import Path
 
@@ -153,7 +153,17 @@ def update_table(path: Path) -> None:
     path.write_text(f"{head}{TABLE_BEGIN}\n{supported_ops_table()}\n{TABLE_END}{tail}")
 
 
-if __name__ == "__main__":
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ops")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m minigraph.docgen",
+        description="Write the op reference anew, and the supported-ops table in the "
+        "tensorflow.md beside it.",
+    )
+    parser.add_argument("dir", nargs="?", default="docs/ops", help="default: docs/ops")
+    target = Path(parser.parse_args(argv).dir)
     write(target)
     update_table(target.parent / "tensorflow.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -26,6 +26,16 @@ def test_every_public_op_has_a_page_with_its_signature():
         assert op_def.signature() in pages[f"{name}.md"]
 
 
+def test_docgen_help_writes_nothing(tmp_path, monkeypatch, capsys):
+    """``python -m minigraph.docgen --help`` prints its usage; it once took "--help" for the
+    directory to write the reference into."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        docgen.main(["--help"])
+    assert e.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert not any(tmp_path.iterdir())
+
+
 def _python_blocks(path):
     text = path.read_text()
     return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
