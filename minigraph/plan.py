@@ -216,9 +216,13 @@ def _schedule(
                 input_dims=tuple(dims.get(s) for s in p.inputs),
             )
         )
-    buffers = [root(s) for s in fetch_slots]
-    shared = tuple(i for i, b in enumerate(buffers) if b in buffers[:i])
-    return tuple(steps), shared
+    fetched: set[int] = set()  # the buffers fetched so far
+    shared = []
+    for i, s in enumerate(fetch_slots):
+        if root(s) in fetched:
+            shared.append(i)
+        fetched.add(root(s))
+    return tuple(steps), tuple(shared)
 
 
 def _place_all(
