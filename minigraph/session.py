@@ -170,18 +170,19 @@ class Session:
             run_metadata.optimizations = plan.optimizations
         limit = self._limit
         if options.return_device_arrays:
-            values = [
+            owned = [
                 _owned(v, t, limit) if isinstance(v, np.ndarray) else v
                 for v, t in zip(values, tensors)
             ]
         else:
-            values = [
+            owned = [
                 v if type(v) is np.ndarray and v.flags.writeable else _owned(to_host(v), t, limit)
                 for v, t in zip(values, tensors)
             ]
         for i in plan.shared_fetches:  # views of an earlier fetch's buffer: the caller's own
-            values[i] = _owned(values[i], tensors[i], limit, copy=True)
-        return rebuild(values)
+            if owned[i] is values[i]:  # not copied above (from a constant, a feed, a GPU)
+                owned[i] = _owned(owned[i], tensors[i], limit, copy=True)
+        return rebuild(owned)
 
     def _limit(self) -> int:
         return tensor_limit(self.max_tensor_bytes)
