@@ -12,9 +12,10 @@ running it from several threads is (see Session).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,9 @@ __all__ = ["Graph", "Node", "Operation", "Output"]
 # Values of at most this many elements are folded at build time so that shape
 # functions can see them (e.g. ``reshape(x, shape(y))``).
 CONSTANT_FOLD_LIMIT = 1024
+# Names longer than this get no "did you mean" suggestion (difflib's cost grows with length
+# squared; a hostile graph file may hold megabyte names).
+MAX_SUGGESTED_NAME = 256
 
 
 class Node:
@@ -182,6 +186,10 @@ class Output:
     """
 
     __slots__ = ("op", "index", "_hash")
+    # NumPy defers to the Output's reflected operator (``np_array + x`` is ``x.__radd__``,
+    # one Add node), as for TensorFlow's tensors, instead of an object array of one op per
+    # element.
+    __array_ufunc__ = None
     op: Operation
     index: int
     _hash: int
@@ -369,6 +377,7 @@ class Graph:
         except KeyError:
             raise errors.NotFoundError(
                 f"The name '{name}' refers to an Operation not in the graph."
+                + did_you_mean(nearest_names(name, self._nx.nodes))
             ) from None
 
     def get_operation_by_name(self, name: str) -> Operation:
@@ -380,6 +389,14 @@ class Graph:
             raise errors.InvalidArgumentError(
                 f"The name '{name}' looks like an (invalid) Operation name, not a Tensor. "
                 'Tensor names must be of the form "<op_name>:<output_index>".'
+            )
+        if op_name not in self._nx:  # suggest tensors, as the caller asked for one
+            near = [self.node(n) for n in nearest_names(op_name, self._nx.nodes)]
+            want = int(index) if index.isascii() else 0
+            raise errors.NotFoundError(
+                f"The name '{name}' refers to a Tensor which does not exist. "
+                f"The operation, '{op_name}', does not exist in the graph."
+                + did_you_mean([f"{n.name}:{want if want < n.num_outputs else 0}" for n in near])
             )
         node = self.node(op_name)
         i = int(index)
@@ -450,6 +467,35 @@ class Graph:
 
     def __len__(self) -> int:
         return self._nx.number_of_nodes()
+
+
+def nearest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` of ``names`` closest to a misspelled ``name``, closest first.
+
+    Names that differ only in case come first (names are case-sensitive, so ``X`` for
+    ``x`` is a likely slip), then difflib's close matches ignoring case. Only called on
+    the error path: it reads every name once.
+    """
+    if len(name) > MAX_SUGGESTED_NAME:  # difflib is quadratic in the name's length
+        return []
+    folded: dict[str, list[str]] = {}
+    for candidate in names:
+        if len(candidate) <= MAX_SUGGESTED_NAME:
+            folded.setdefault(candidate.lower(), []).append(candidate)
+    key = name.lower()
+    out = [c for c in folded.get(key, []) if c != name]
+    for match in difflib.get_close_matches(key, folded, n=n, cutoff=0.6):
+        out += [c for c in folded[match] if c != name and c not in out]
+    return out[:n]
+
+
+def did_you_mean(names: Sequence[str]) -> str:
+    """`` Did you mean 'a', 'b' or 'c'?`` for an error message, or "" when there is none."""
+    if not names:
+        return ""
+    quoted = [f"'{n}'" for n in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return f" Did you mean {listed}?"
 
 
 # What higher layers provide to Graph's methods: the default-scope stack (minigraph.scope)
