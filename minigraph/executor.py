@@ -279,6 +279,12 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
             step.op_type,
         )
     for i, (r, (dims, dtype)) in enumerate(zip(results, step.output_specs)):
+        if isinstance(r, np.generic):  # a kernel must return arrays (host_array reads them)
+            raise errors.InternalError(
+                f"output {i}: kernel returned a NumPy scalar, not an array",
+                step.node_name,
+                step.op_type,
+            )
         if np.dtype(r.dtype).name != np.dtype(dtype if dtype != "bool" else np.bool_).name:
             raise errors.InternalError(
                 f"output {i}: kernel returned dtype {r.dtype}, shape inference said {dtype}",

@@ -40,15 +40,18 @@ BUILDERS = ("gather", "gather_nd", "one_hot", "where", "unique")
 # -- GatherV2 --------------------------------------------------------------------------
 
 
-def _gather_batch_dims(fail: Any, b: int, index_rank: int, params_rank: int, a: int) -> int:
-    """GatherV2's ``batch_dims``, made non-negative, after TensorFlow's checks."""
+def _gather_batch_dims(
+    fail: Any, b: int, index_rank: int, params_rank: int, a: int | None
+) -> int:
+    """GatherV2's ``batch_dims``, made non-negative, after TensorFlow's checks (``a``: the
+    axis, None when it is not known yet)."""
     if not -index_rank <= b <= index_rank:
         fail(f"Expected batch_dims in the range [{-index_rank}, {index_rank}], but got {b}")
     if b < 0:
         b += index_rank
     if b and b >= params_rank:
         fail(f"batch_dims ({b}) must be less than rank(params) ({params_rank}).")
-    if a < b:
+    if a is not None and a < b:
         fail(f"batch_dims ({b}) must be less than or equal to axis ({a}).")
     return b
 
@@ -57,17 +60,19 @@ def _gather_shape(
     c: InferenceContext, params: TensorSpec, indices: TensorSpec, axis: TensorSpec
 ) -> TensorShape:
     with_rank(axis.shape, 0)
-    if params.shape.rank is None or indices.shape.rank is None or axis.value is None:
+    if params.shape.rank is None or indices.shape.rank is None:
         return unknown_shape()
     with_rank_at_least(params.shape, 1)
-    a = axis_value(c, axis.value, params.shape.rank)
-    b = _gather_batch_dims(c.fail, c.attrs["batch_dims"], indices.shape.rank, params.shape.rank, a)
+    prank, ind = params.shape.rank, indices.shape.dims
+    a = None if axis.value is None else axis_value(c, axis.value, prank)
+    b = _gather_batch_dims(c.fail, c.attrs["batch_dims"], len(ind), prank, a)
     dims = list(params.shape.dims)
-    ind = indices.shape.dims
     for i in builtins.range(b):
         if dims[i] is not None and ind[i] is not None and dims[i] != ind[i]:
             c.fail(f"params.shape[{i}]: {dims[i]} should be equal to indices.shape[{i}]: {ind[i]}")
         dims[i] = ind[i] if dims[i] is None else dims[i]
+    if a is None:  # any axis >= batch_dims: the batch dims and the rank are still known
+        return TensorShape(dims[:b] + [None] * (prank + len(ind) - 1 - 2 * b))
     return TensorShape(dims[:a] + list(ind[b:]) + dims[a + 1 :])
 
 
@@ -78,7 +83,7 @@ GATHER = define_op(
     attrs=[
         "batch_dims: int = 0",
         "Tparams: type",
-        f"Tindices: {INDEX_TYPES}",
+        "Tindices: {int16, int32, int64}",
         f"Taxis: {INDEX_TYPES}",
     ],
     shape_fn=_gather_shape,
@@ -87,7 +92,9 @@ GATHER = define_op(
     "in [0, params.shape[axis]). With ``batch_dims`` = b (negative: counted from the rank of "
     "``indices``), the first b dims of ``params`` and ``indices`` are batch dims, matched "
     "pairwise: ``output.shape == params.shape[:axis] + indices.shape[b:] + "
-    "params.shape[axis + 1:]``.",
+    "params.shape[axis + 1:]`` (with ``axis`` not known when the graph is built, its rank "
+    "``rank(params) + rank(indices) - 1 - b`` and its batch dims are). ``indices`` are "
+    "int16, int32 or int64; ``axis`` int32 or int64.",
 )
 
 
@@ -112,7 +119,8 @@ def _gather_kernel(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> 
     shape = params.shape[:a] + indices.shape[b:] + params.shape[a + 1 :]
     ctx.check_size(shape, params.dtype)
     if b == 0:
-        return xp.take(params, indices, axis=a)
+        out = xp.take(params, indices, axis=a)
+        return np.asarray(out) if isinstance(out, np.generic) else out  # NumPy gives scalars
     # [batch, mid, limit, post] gathered at [batch, k] -> [batch, mid, k, post], all at once.
     if math.prod(shape) == 0:
         return xp.empty(shape, params.dtype)
@@ -135,9 +143,10 @@ def gather(
     validate_indices: Any = None,
     name: str | None = None,
     axis: Any = None,
-    batch_dims: int = 0,
+    batch_dims: int | None = 0,
 ) -> Output:
-    """Gathers slices along ``axis`` (default: ``batch_dims``), as ``tf.gather``.
+    """Gathers slices along ``axis`` (default: ``batch_dims``), as ``tf.gather``;
+    ``batch_dims=None`` is 0, as there.
 
     >>> import minigraph as mg
     >>> g = mg.Graph()
@@ -148,6 +157,8 @@ def gather(
     [array([30, 10], dtype=int32), array([[3, 1],
            [5, 5]], dtype=int32)]
     """
+    if batch_dims is None:
+        batch_dims = 0
     if axis is None:
         axis = batch_dims
     return _gather(params, indices, axis, batch_dims=batch_dims, name=name or "GatherV2")

@@ -20,6 +20,7 @@ from minigraph.ops.array_ops import cast, identity
 from minigraph.ops.common import INDEX_TYPES, axis_value, host_array, row_element, shape_str
 from minigraph.ops.shape_ops import index_value
 from minigraph.registry import define_op, register_kernel
+from minigraph.scope import current_scope
 from minigraph.shapes import TensorShape, merge, unknown_shape, with_rank
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
@@ -286,7 +287,7 @@ def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, stri
     spec = _slice_spec(b, e, s, ctx.attrs, ctx.fail)
     _apply_slice_to_dims(ctx, x.shape, spec)  # bounds and rank checks
     out = x[spec]
-    return out if isinstance(out, np.ndarray) or ctx.xp is not np else np.asarray(out)
+    return np.asarray(out) if isinstance(out, np.generic) else out  # NumPy gives scalars
 
 
 StridedSlice = make_wrapper_class(STRIDED_SLICE)
@@ -299,12 +300,19 @@ _INDEX_HELP = (
 )
 
 
+def _index_error(message: str) -> errors.InvalidArgumentError:
+    """A bad ``x[...]`` key, naming the StridedSlice it would have made (as TensorFlow's
+    InvalidArgumentError does)."""
+    node = current_scope().unique_op_name("StridedSlice")
+    return errors.InvalidArgumentError(message, node, "StridedSlice")
+
+
 def _index_value(k: Any, what: str) -> Any:
     """An int, or a scalar int32/int64 Output, for a slice bound or an index; TypeError else."""
     if isinstance(k, int | np.integer) and not isinstance(k, bool | np.bool_):
         v = int(k)
         if not -(2**63) <= v < 2**63:
-            raise ValueError(f"{what} {v} is out of range for int64")
+            raise _index_error(f"{what} {v} is out of range for int64")
         return v
     out = as_output(k)
     scalar = out is not None and out.shape.rank in (None, 0)
@@ -338,7 +346,7 @@ def _getitem(x: Output, key: Any) -> Output:
     if not isinstance(key, tuple):
         key = (key,)
     if sum(1 for k in key if k is Ellipsis) > 1:
-        raise ValueError("Multiple ellipses in slice spec not allowed")
+        raise _index_error("Multiple ellipses in slice spec not allowed")
     begin: list[Any] = []
     end: list[Any] = []
     strides: list[Any] = []
@@ -607,7 +615,7 @@ def _unpack_kernel(ctx: KernelContext, value: Any) -> list[Any]:
     if value.shape[a] != n:
         ctx.fail(f"Input shape axis {a} must equal {n}, got shape {shape_str(value.shape)}")
     moved = ctx.xp.moveaxis(value, a, 0)
-    return [moved[i] for i in builtins.range(n)]
+    return [moved[i, ...] for i in builtins.range(n)]  # 0-d arrays, never NumPy scalars
 
 
 Unpack = make_wrapper_class(UNPACK)

@@ -134,6 +134,16 @@ def test_unstack_matches_numpy(x, data):
         same(a, b)
 
 
+def test_unstacked_scalars_feed_ops_that_read_them_on_the_host():
+    # TensorFlow's batch gather_nd: Range(0, unstack(shape(indices)[:1])[0]). Unpack of a
+    # vector once gave NumPy scalars, which Range's host read took for device arrays.
+    x = np.zeros((4, 3), np.float32)
+    got = run(lambda p: mg.range(0, mg.unstack(mg.shape(p)[:1])[0]), x)
+    same(got, np.arange(4, dtype=np.int32))
+    (piece,) = run(lambda p: mg.unstack(p), np.array([7], np.int64))
+    assert isinstance(piece, np.ndarray) and piece.shape == () and piece == 7
+
+
 def test_unstack_doc_example_and_errors():
     got = run(lambda p: mg.unstack(p), np.array([[1, 2, 3], [4, 5, 6]], np.int32))
     same(got[0], np.array([1, 2, 3], np.int32))
