@@ -187,6 +187,11 @@ def reduce(
                 fold(out, x[(*index, i)], out=out)
             out = out.astype(result, copy=False)
             return np.expand_dims(out, axes) if keepdims else out
+    if xp is not np and name in ("sum", "prod") and np.dtype(dtype or x.dtype) == np.float16:
+        # CuPy adds float16 in float16 (2048 + 1 + 1 + 1 is 2048); NumPy's loops, and so the
+        # CPU's result, add in float32 and round once (2052).
+        wide = getattr(xp, name)(x, axis=axes, keepdims=keepdims, dtype=np.float32)
+        return wide.astype(np.float16)
     return getattr(xp, name)(x, axis=axes, keepdims=keepdims, **({"dtype": dtype} if dtype else {}))
 
 
