@@ -1,4 +1,5 @@
-"""What the op test modules share: run a graph built on placeholders, expect its errors."""
+"""What the op test modules share: run a graph built on placeholders, expect its errors, and
+compare results by the GPU contract of docs/devices.md."""
 
 import numpy as np
 import pytest
@@ -49,3 +50,73 @@ def same(got, want):
     """Equal dtype, shape and values (NaNs in the same places)."""
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+# Set by the ``any_device`` fixture while a test runs on a real GPU (not the simulated one).
+REAL_GPU = False
+
+# The GPU contract (docs/devices.md, which holds this table too): the most units in the last
+# place by which a real GPU's result of each function may differ from the CPU's, for float16,
+# float32 and float64. CUDA's documented maximum errors (CUDA Math API, appendix "Mathematical
+# Functions") plus the CPU's own (NumPy's loops are within 1 ulp of the exact value, 4 for
+# float32's SIMD exp, sin and cos), each against the exact value; float16 runs in float32 and
+# rounds once. Everything not named here is bitwise on every device (NaN payloads aside).
+GPU_ULPS = {
+    "exp": (1, 6, 2),
+    "expm1": (1, 3, 2),
+    "log": (1, 3, 2),
+    "log1p": (1, 3, 2),
+    "sin": (1, 6, 3),
+    "cos": (1, 6, 3),
+    "tanh": (1, 4, 3),
+    "pow": (1, 10, 3),
+    "sigmoid": (1, 8, 4),
+    "rsqrt": (1, 3, 2),
+    "erf": (1, 3, 3),
+    "erfc": (1, 5, 6),
+    "elu": (1, 3, 2),
+    "selu": (2, 4, 3),
+}
+
+
+def gpu_ulps(name, dtype):
+    """``GPU_ULPS[name]`` for ``dtype`` (complex: its parts' type)."""
+    size = np.dtype(dtype).type(0).real.dtype.itemsize
+    return GPU_ULPS[name][{2: 0, 4: 1, 8: 2}[size]]
+
+
+def _ordered(x):
+    """Float bits as integers that order as the floats do (-0.0 and 0.0 one apart)."""
+    bits = x.view(f"u{x.dtype.itemsize}")
+    sign = np.uint64(1) << np.uint64(8 * x.dtype.itemsize - 1)
+    magnitude = (bits & (sign - np.uint64(1)).astype(bits.dtype)).astype(np.int64)
+    return np.where(bits >= sign, -magnitude - 1, magnitude)
+
+
+def ulp_distance(got, want):
+    """Units in the last place between two float arrays of one dtype (complex: the larger of
+    its parts'), as float64 so that operands of opposite sign cannot overflow."""
+    if got.dtype.kind == "c":
+        return np.maximum(ulp_distance(got.real, want.real), ulp_distance(got.imag, want.imag))
+    a, b = _ordered(np.ascontiguousarray(got)), _ordered(np.ascontiguousarray(want))
+    same_sign = (a < 0) == (b < 0)
+    near = np.abs(np.where(same_sign, a, 0) - np.where(same_sign, b, 0))  # exact in int64
+    return np.where(same_sign, near, np.abs(a.astype(np.float64)) + np.abs(b.astype(np.float64)))
+
+
+def same_bits(got, want, ulps=0):
+    """``got`` is ``want`` by the GPU contract: the same bits on the CPU and the simulated GPU;
+    on a real GPU, NaN where ``want`` is NaN (any payload or sign) and elsewhere within
+    ``ulps`` units in the last place (0: the same bits, the sign of zero included)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+    if not REAL_GPU or want.dtype.kind not in "fc":
+        assert got.tobytes() == want.tobytes()
+        return
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    far = ulp_distance(got[~nan], want[~nan])
+    assert not (far > ulps).any(), (
+        f"{int((far > ulps).sum())} values beyond {ulps} ulp (at most {far.max():.0f}): "
+        f"{got[~nan][far > ulps][:4]} for {want[~nan][far > ulps][:4]}"
+    )

@@ -4,9 +4,11 @@ bitwise the unfused plan's results and errors."""
 import warnings
 
 import numpy as np
+import op_helpers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from op_helpers import gpu_ulps, same_bits
 
 import minigraph as mg
 from minigraph import errors
@@ -70,10 +72,10 @@ def run_both(g, fetches, feed=None):
     return mg.Session(g).run(fetches, feed), mg.Session(g, config=UNFUSED).run(fetches, feed)
 
 
-def bitwise(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert a.tobytes() == b.tobytes()
+def bitwise(a, b, ulps=0):
+    """The same bits; on a real GPU by its contract (op_helpers.same_bits): NaN payloads may
+    differ, and a chain with a transcendental function is within ``ulps`` of the CPU."""
+    same_bits(a, b, ulps)
 
 
 def test_a_chain_runs_as_one_step_with_the_same_result():
@@ -109,8 +111,9 @@ def test_fetched_or_shared_values_end_a_chain():
     for f, u in zip(fused, unfused, strict=True):
         bitwise(f, u)
     c_ref = np.exp(v * np.float32(2) + np.float32(1))
-    bitwise(fused[1], c_ref * np.float32(3))
-    bitwise(fused[2], c_ref - np.float32(1))
+    ulps = gpu_ulps("exp", np.float32) + 1  # and the rounding of the op after it
+    bitwise(fused[1], c_ref * np.float32(3), ulps)
+    bitwise(fused[2], c_ref - np.float32(1), ulps)
 
 
 def test_a_value_the_chain_reads_twice_is_not_overwritten_early():
@@ -280,7 +283,7 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
     with g.as_default():
         x = mg.placeholder(dtype, shape=[None], name="x")
         feed[x] = x0
-        y, ref, ref_exact = x, x0.copy(), True
+        y, ref, ref_exact, transcendental = x, x0.copy(), True, False
         for i in range(data.draw(st.integers(2, 6))):
             if data.draw(st.booleans()) or not unary:
                 name = data.draw(st.sampled_from(sorted(binary)))
@@ -299,6 +302,7 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
             else:
                 name = data.draw(st.sampled_from(sorted(unary)))
                 build, fn, _, exact = unary[name]
+                transcendental |= name in op_helpers.GPU_ULPS
                 y = build(y)
                 with np.errstate(all="ignore"):
                     ref = fn(ref)
@@ -310,7 +314,9 @@ def test_random_chains_are_bitwise_the_unfused_plan(data):
     # Where a reference rounds differently from its kernel (sigmoid's formula), later ops
     # may amplify the difference without bound: those ops' values are checked in their own
     # tests, and here fused against unfused only.
-    if ref_exact:
+    # On a real GPU a transcendental function is within its ulps of NumPy's, and later ops
+    # may amplify that too: fused against unfused only there as well.
+    if ref_exact and not (op_helpers.REAL_GPU and transcendental):
         bitwise(fused, np.asarray(ref, dtype))
 
 

@@ -4,11 +4,12 @@ TF 2.21's docs and runs), property tests against NumPy references written here, 
 import math
 
 import numpy as np
+import op_helpers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from op_helpers import run
+from op_helpers import gpu_ulps, run, same_bits
 
 import minigraph as mg
 from minigraph import errors
@@ -28,6 +29,35 @@ def same(actual, expected, rtol=0.0, atol=0.0):
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+def by_gpu_contract(got, expected, name, *operands):
+    """On a real GPU, ``got`` is checked by the contract (docs/devices.md) and True returned;
+    elsewhere False (the caller compares exactly). Real results of the functions in
+    op_helpers.GPU_ULPS are within their ulps of the CPU's; complex ones of anything but
+    + and - are CUDA's formulas, within a few ulps of the result's magnitude where every
+    operand is finite (and a divisor nonzero), and unspecified elsewhere."""
+    if not op_helpers.REAL_GPU or got.dtype.kind not in "fc":
+        return False
+    if got.dtype.kind == "f":
+        if name not in op_helpers.GPU_ULPS:
+            return False
+        same_bits(got, expected, gpu_ulps(name, got.dtype))
+        return True
+    if name in ("add", "subtract", "negative", "abs"):
+        return False
+    shape = got.shape
+    finite = np.ones(shape, bool)
+    for v in operands:
+        finite &= np.broadcast_to(np.isfinite(v), shape)
+    if name in ("div", "realdiv", "div_no_nan", "floordiv", "truncatediv"):
+        finite &= np.broadcast_to(operands[1] != 0, shape)
+    finite &= np.isfinite(expected)
+    eps = np.finfo(got.dtype).eps
+    ulps = op_helpers.GPU_ULPS.get(name, (4, 4, 4))[1] + 2
+    err = np.abs(got[finite].astype(np.complex128) - expected[finite])
+    assert (err <= ulps * eps * np.abs(expected[finite]) + np.finfo(got.dtype).tiny).all()
+    return True
 
 
 def a(values, dtype):
@@ -338,6 +368,8 @@ def test_binary_ops_match_numpy(name, data):
     # inf - inf warnings are NumPy's, so the test silences them
     with np.errstate(all="ignore"):
         got = run(build, x, y)
+    if by_gpu_contract(got, expected, name, x, y):
+        return
     if name == "pow" and dtype.kind in "fc":  # pow's last bits differ between libms
         same(got, expected, rtol=max(TOL.get(dtype.type, 0), 1e-12), atol=0)
     else:
@@ -402,6 +434,8 @@ def test_unary_ops_match_numpy(name, data):
     with np.errstate(all="ignore"):
         expected = np.asarray(ref(x))
     got = run(build, x)
+    if by_gpu_contract(got, expected, name, x):
+        return
     if dtype.kind in "fc" and tol:
         # relative to the value, but absolute near the denormals of the type
         tiny = np.finfo(dtype).tiny * 1e3
@@ -753,7 +787,7 @@ def test_sigmoid_is_one_over_one_plus_exp_without_overflow_bitwise(dtype):
     keep = x.copy()
     # of a fed array, and of a computed one (x * 1): a buffer the kernel may write into
     for got in run(lambda t: [mg.sigmoid(t), mg.sigmoid(t * 1.0)], x):
-        assert got.dtype == dtype and got.tobytes() == want.tobytes()
+        same_bits(got, want, gpu_ulps("sigmoid", dtype))
     assert x.tobytes() == keep.tobytes()
 
 
