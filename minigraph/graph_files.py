@@ -1,0 +1,268 @@
+"""The files the ``minigraph`` command is handed: graph files, and what is mistaken for one.
+
+A graph file is minigraph's JSON (``Graph.to_json()``) or a TensorFlow GraphDef (``.pb``
+binary, ``.pbtxt`` text). Users also hand the command what TensorFlow and Keras save: a
+``.keras`` or ``.h5`` model, a SavedModel directory or its ``saved_model.pb``. Those are
+recognised (by name, and by their first bytes when renamed) and refused with what to do,
+rather than parsed as a graph and reported as a decoding error quoting their bytes.
+Each problem is a :class:`CommandError` (or an mg.errors.OpError from the parsers) whose
+message the command prints as one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import errors
+
+__all__ = ["CommandError", "load_graph", "op_rows", "unsupported_kind", "SAVED_MODEL_HINT"]
+
+
+class CommandError(Exception):
+    """A problem with the command's inputs, reported without a traceback."""
+
+
+TF_SUFFIXES = (".pb", ".pbtxt")
+_GRAPH_KINDS = "minigraph reads .json graph files and TensorFlow GraphDefs .pb / .pbtxt"
+SAVED_MODEL_HINT = (
+    "a SavedModel: see docs/tensorflow.md (freeze its serving signature into a GraphDef "
+    ".pb with TensorFlow, then give minigraph that file)"
+)
+KERAS_HINT = (
+    "a Keras model file, not a graph: see docs/tensorflow.md (freeze the model into a "
+    "GraphDef .pb with TensorFlow, then give minigraph that file)"
+)
+# Formats recognised by suffix alone: what the file is, said in the error.
+OTHER_FORMATS = {
+    ".keras": KERAS_HINT,
+    ".h5": KERAS_HINT,
+    ".hdf5": KERAS_HINT,
+    ".onnx": "an ONNX model: minigraph reads TensorFlow GraphDefs (.pb, .pbtxt) and its own .json",
+    ".tflite": "a TensorFlow Lite model: minigraph reads GraphDefs (.pb, .pbtxt) and its own .json",
+}
+ZIP_MAGIC = b"PK\x03\x04"  # a .keras file is a zip archive
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+# A SavedModel proto starts with saved_model_schema_version = 1 (field 1, varint) and then
+# its first MetaGraphDef (field 2); a GraphDef never starts with a varint field 1.
+SAVED_MODEL_MAGIC = b"\x08\x01\x12"
+
+
+def _head(path: Path, n: int = 8) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError:
+        return b""
+
+
+def _refuse_non_graphs(path: Path) -> None:
+    """A CommandError when ``path`` is missing or is something other than a graph file."""
+    if path.is_dir():
+        if (path / "saved_model.pb").is_file() or (path / "saved_model.pbtxt").is_file():
+            raise CommandError(f"{path} is {SAVED_MODEL_HINT}")
+        raise CommandError(f"{path} is a directory, not a graph file ({_GRAPH_KINDS})")
+    if not path.is_file():
+        raise CommandError(f"cannot read graph file {path}: No such file")
+    if path.name.lower() in ("saved_model.pb", "saved_model.pbtxt"):
+        raise CommandError(f"{path} is the graph of {SAVED_MODEL_HINT}")
+    hint = OTHER_FORMATS.get(path.suffix.lower())
+    if hint:
+        raise CommandError(f"{path} is {hint}")
+    head = _head(path)
+    if head.startswith((ZIP_MAGIC, HDF5_MAGIC)):
+        raise CommandError(f"{path} is {KERAS_HINT} (its bytes are a zip or HDF5 file)")
+    if path.suffix.lower() == ".pb" and head.startswith(SAVED_MODEL_MAGIC):
+        raise CommandError(f"{path} is the graph of {SAVED_MODEL_HINT} (judged by its bytes)")
+    if not head:  # said before parsing, which for a GraphDef needs the tensorboard extra
+        raise _empty(path)
+
+
+def _is_graph_def(path: Path) -> bool:
+    return path.suffix.lower() in TF_SUFFIXES
+
+
+def _json_document(path: Path) -> dict[str, Any]:
+    """A JSON graph file's document, checked to be one (format, and a list of nodes)."""
+    from .graph_io import FORMAT
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CommandError(f"cannot read graph file {path}: {e.strerror}") from None
+    if not data.strip():
+        raise CommandError(f"{path} is empty: not a graph file ({_GRAPH_KINDS})")
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        msg = errors.short_repr(str(e), 200)
+        raise CommandError(f"{path}: graph file: not valid JSON ({msg}; {_GRAPH_KINDS})") from None
+    what = None
+    if not isinstance(doc, dict):
+        what = f"its top level is a JSON {type(doc).__name__}, not an object"
+    elif doc.get("format") != FORMAT:
+        keys = ", ".join(errors.short_repr(k, 40) for k in list(doc)[:8]) or "none"
+        what = f'it has no "format": "{FORMAT}" (its keys: {keys})'
+    elif not isinstance(doc.get("nodes"), list):
+        what = 'its "nodes" is not a list'
+    if what:
+        raise CommandError(
+            f"{path} is not a minigraph graph file: {what}; a graph file is what "
+            "Graph.to_json() writes"
+        )
+    return doc
+
+
+def _empty(path: Path) -> CommandError:
+    kind = "GraphDef" if _is_graph_def(path) else "graph file"
+    size = path.stat().st_size
+    return CommandError(
+        f"{path} is an empty {kind}: it holds no nodes"
+        + (" (the file is 0 bytes)" if size == 0 else "")
+    )
+
+
+def load_graph(name: str) -> Any:
+    """The mg.Graph of a graph file (a GraphDef imported with TensorFlow's node names)."""
+    from .graph import Graph
+
+    path = Path(name)
+    _refuse_non_graphs(path)
+    if _is_graph_def(path):
+        from .graph_def import import_graph_def
+
+        graph = Graph()
+        with graph.as_default():
+            import_graph_def(str(path), name="")
+    else:
+        from .graph_io import graph_from_dict
+
+        graph = graph_from_dict(_json_document(path))
+    if not len(graph):
+        raise _empty(path)
+    return graph
+
+
+def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
+    """(op, count, supported, first node) per op type of a graph file, in first-use order,
+    read without building the graph (so a graph minigraph cannot run can be checked)."""
+    from .graph_def import _unsupported_reason, op_support
+
+    path = Path(name)
+    _refuse_non_graphs(path)
+    if _is_graph_def(path):
+        rows = op_support(str(path))
+    else:
+        rows = []
+        seen: dict[str, int] = {}
+        for i, node in enumerate(_json_document(path)["nodes"]):
+            if not (
+                isinstance(node, dict)
+                and isinstance(node.get("name"), str)
+                and isinstance(node.get("op"), str)
+            ):
+                raise CommandError(
+                    f'{path} is not a minigraph graph file: node {i} has no string "name" and "op"'
+                )
+            op = node["op"]
+            if op in seen:
+                row = rows[seen[op]]
+                rows[seen[op]] = (op, row[1] + 1, row[2], row[3])
+            else:
+                seen[op] = len(rows)
+                rows.append((op, 1, _unsupported_reason(op) is None, node["name"]))
+    if not rows:
+        raise _empty(path)
+    return rows
+
+
+# -- why an op type is not supported, and what to do ------------------------------------
+
+VARIABLE_OPS = frozenset(
+    {
+        "VarHandleOp",
+        "_VarHandlesOp",
+        "ReadVariableOp",
+        "_ReadVariablesOp",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "VarIsInitializedOp",
+        "VariableShape",
+        "DestroyResourceOp",
+        "Variable",
+        "VariableV2",
+        "TemporaryVariable",
+        "DestroyTemporaryVariable",
+        "Assign",
+        "AssignAdd",
+        "AssignSub",
+        "IsVariableInitialized",
+        "CountUpTo",
+    }
+)
+# Training updates of variables (ResourceApplyAdam, ApplyGradientDescent...), resource
+# reads and writes (ResourceGather, ResourceScatterAdd...).
+VARIABLE_PREFIXES = ("Resource", "Apply", "SparseApply")
+# TensorFlow's random ops that draw from a generator's state (a fresh value per run).
+STATEFUL_RANDOM_OPS = frozenset(
+    {
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "ParameterizedTruncatedNormal",
+        "RandomShuffle",
+        "RandomCrop",
+        "Multinomial",
+        "RandomGamma",
+        "RandomPoisson",
+        "RandomPoissonV2",
+        "NonDeterministicInts",
+        "RngSkip",
+        "RngReadAndSkip",
+        "UniformCandidateSampler",
+        "LogUniformCandidateSampler",
+        "LearnedUnigramCandidateSampler",
+        "ThreadUnsafeUnigramCandidateSampler",
+        "FixedUnigramCandidateSampler",
+        "AllCandidateSampler",
+    }
+)
+FUNCTION_CALL_OPS = frozenset(
+    {"PartitionedCall", "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall"}
+)
+
+FREEZE = 'docs/tensorflow.md, "A frozen Keras model or a tf.function"'
+KIND_HINTS = {
+    "variable": "freeze the model's variables into constants with TensorFlow "
+    f"(convert_variables_to_constants_v2; {FREEZE})",
+    "function call": "freeze the model with TensorFlow, which inlines its function calls "
+    f"({FREEZE})",
+    "control flow": "minigraph runs no loops or conditionals: unroll the loop (a Python for, "
+    "LSTM(unroll=True)) or select with tf.where (docs/tensorflow.md, "
+    '"What is not supported, and why")',
+    "stateful random": "a random op with state (dropout or noise while training): export the "
+    "model with training=False, or make the random values a Placeholder and feed them",
+    "no kernel": "minigraph has no kernel for this op type (docs/tensorflow.md, "
+    '"Supported ops", lists the ones it has)',
+}
+
+
+def unsupported_kind(op: str) -> tuple[str, str]:
+    """(kind, what to do) for an op type minigraph cannot run: a variable, a function call,
+    control flow, a stateful random op, or an op with no kernel."""
+    from .graph_def import CONTROL_FLOW_OPS
+
+    if op in VARIABLE_OPS or op.startswith(VARIABLE_PREFIXES):
+        kind = "variable"
+    elif op in FUNCTION_CALL_OPS or op.startswith("__inference_"):
+        kind = "function call"
+    elif op in CONTROL_FLOW_OPS or op.startswith(("TensorList", "TensorArray")):
+        kind = "control flow"
+    elif op in STATEFUL_RANDOM_OPS or (op.startswith("Stateful") and "Call" not in op):
+        kind = "stateful random"
+    else:
+        kind = "no kernel"
+    return kind, KIND_HINTS[kind]
