@@ -98,7 +98,7 @@ def main() -> None:
                 contenders.append(lambda p=peer: p.time(CALLS))
             for contender in contenders:  # a warm-up call each
                 contender()
-            t = interleaved_seconds(args.repeat, contenders)
+            t = interleaved_seconds(args.repeat, contenders, f"{case['name']} batch {batch}")
             if peer is not None:
                 peer.release()
             names = ["minigraph", "unoptimized"] + (["session", "function"] if peer else [])

@@ -335,7 +335,7 @@ def main() -> None:
                 )
             peer.outputs.clear()
             contenders.append(peer.time)
-        t = interleaved_seconds(args.repeat, contenders)
+        t = interleaved_seconds(args.repeat, contenders, case.name)
         if peer is not None:
             peer.release()
         floor = float(np.median(t.pop("floor")))

@@ -118,7 +118,7 @@ def measure(
             contenders.append(lambda p=peer, c=calls: p.time(c))
         for contender in contenders:  # a warm-up each
             contender()
-        seconds = interleaved_seconds(ROUNDS, contenders)
+        seconds = interleaved_seconds(ROUNDS, contenders, f"{kind} K={k}")
         r: dict[str, Any] = {name: float(np.median(v)) for name, v in seconds.items()}
         r["steps"] = len(plan.steps) if plan is not None else None
         r["optimized"] = list(getattr(plan, "optimizations", ()))

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from minigraph.progress import Progress
+
 
 def call_seconds(fn: Callable[[], Any], repeat: int = 1) -> list[float]:
     """Seconds of each of ``repeat`` timed calls of ``fn`` (no warm-up)."""
@@ -26,14 +28,20 @@ def timer(name: str, fn: Callable[[], Any], calls: int = 1) -> Callable[[], dict
     return lambda: {name: float(np.median(call_seconds(fn, calls)))}
 
 
-def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    """Median seconds of one call, over ``repeat`` timed calls after one warm-up call."""
+def median_seconds(fn: Callable[[], Any], repeat: int, label: str = "timing") -> float:
+    """Median seconds of one call, over ``repeat`` timed calls after one warm-up call
+    (counted on a terminal's stderr, between the calls)."""
     fn()
-    return float(np.median(call_seconds(fn, repeat)))
+    times = []
+    with Progress(label, repeat, "calls") as progress:
+        for _ in range(repeat):
+            times += call_seconds(fn)
+            progress.update()
+    return float(np.median(times))
 
 
 def interleaved_seconds(
-    rounds: int, contenders: Iterable[Callable[[], dict[str, float]]]
+    rounds: int, contenders: Iterable[Callable[[], dict[str, float]]], label: str = "timing"
 ) -> dict[str, list[float]]:
     """Per name, the seconds of each of ``rounds`` rounds: each round times every contender
     once (each returns ``{name: seconds}`` of one call, already warmed up).
@@ -51,19 +59,24 @@ def interleaved_seconds(
     each of the others about equally often, and, from three contenders on, never right
     after itself. (Rotating forwards only, the contender after TensorFlow's worker was
     mostly the same one.)
+
+    On a terminal, a line on stderr counts the rounds (between rounds, never inside a
+    timed call) and is erased before the caller prints its row.
     """
     contenders = list(contenders)
     n = len(contenders)
     out: dict[str, list[float]] = {}
-    for r in range(rounds):
-        backwards = (r // max(n, 1)) % 2 == 1
-        k = (-r if backwards else r) % max(n, 1)  # so no contender runs twice in a row
-        order = contenders[k:] + contenders[:k]
-        if backwards:
-            order.reverse()
-        for contender in order:
-            for name, seconds in contender().items():
-                out.setdefault(name, []).append(seconds)
+    with Progress(label, rounds, "rounds") as progress:
+        for r in range(rounds):
+            backwards = (r // max(n, 1)) % 2 == 1
+            k = (-r if backwards else r) % max(n, 1)  # so no contender runs twice in a row
+            order = contenders[k:] + contenders[:k]
+            if backwards:
+                order.reverse()
+            for contender in order:
+                for name, seconds in contender().items():
+                    out.setdefault(name, []).append(seconds)
+            progress.update()
     return out
 
 
