@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from minigraph.cupy_limits import has_atomic_at
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import (
@@ -29,7 +30,8 @@ from minigraph.ops.common import (
     row_element,
     shape_str,
 )
-from minigraph.ops.duplicates import occurrences, winners
+from minigraph.ops.cuda_kernels import stitch_rows
+from minigraph.ops.duplicates import occurrences, positions, winners
 from minigraph.registry import (
     define_op,
     register_input_facts,
@@ -121,7 +123,8 @@ then flat order, wins, deterministically on every device.{parallel}
 
 Inputs:
 - ``indices``: a list of N >= 1 int32 tensors (int64 is rejected), each index in
-  ``[0, max(indices)]``, so none may be negative. Host memory.
+  ``[0, max(indices)]``, so none may be negative. On a GPU they stay in device
+  memory (TensorFlow's are host memory there): one sync brings back the output size.
 - ``data``: a list of N tensors of one dtype ``T`` (every numeric dtype and bool),
   ``data[m].shape = indices[m].shape + constant``.
 
@@ -186,7 +189,6 @@ _STITCH_ARGS = dict(
     outputs=["merged: T"],
     attrs=["N: int >= 1", "T: type"],
     shape_fn=_dynamic_stitch_shape,
-    host_inputs=["indices"],
 )
 
 DYNAMIC_STITCH = define_op(
@@ -293,6 +295,8 @@ def _stitch_distinct(ctx: KernelContext, indices: list[np.ndarray], first_dim: i
 @register_kernel("ParallelDynamicStitch", "CPU", "GPU")
 def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[Any]) -> Any:
     xp = ctx.xp
+    if xp is not np:
+        return _stitch_on_device(ctx, indices, data)
     host = [host_array(ctx, i) for i in indices]
     first_dim = _stitch_first_dim(ctx.fail, host)
     _stitch_check_shapes(ctx, host, data)
@@ -303,10 +307,6 @@ def _dynamic_stitch_kernel(ctx: KernelContext, indices: list[Any], data: list[An
     if first_dim == 0 or row == 0:
         return ctx.allocate((first_dim, *extra), dtype, fill=0)
     rows = [_rows(xp, d, i.size, row) for i, d in zip(host, data)]
-    if xp is not np:
-        idx = [i.reshape(-1).astype(np.intp) for i in host]
-        out = _stitch_on_device(ctx, idx, rows, first_dim, ctx.attrs.get(_DISTINCT, False))
-        return _unrows(out, dtype, extra)
     sizes = [i.size for i in host]
     distinct = ctx.attrs.get(_DISTINCT, False) or (
         sum(sizes) <= first_dim and _stitch_distinct(ctx, host, first_dim) == sum(sizes)
@@ -395,21 +395,47 @@ def _stitch_winners(
     ctx.parallel_map(put, range(len(host)), out.nbytes)
 
 
-def _stitch_on_device(
-    ctx: KernelContext, idx: list[np.ndarray], rows: list[Any], n: int, distinct: bool
-) -> Any:
-    """The GPU's stitch, with no device sync and the repeats resolved on the device.
+def _stitch_on_device(ctx: KernelContext, indices: list[Any], data: list[Any]) -> Any:
+    """The GPU's stitch: indices stay on the device, one sync for the output size.
 
-    The lists are written in order on one stream, so a later list's rows land over an
-    earlier one's; within a list, every row writes the row that wins its index (the
-    last), so racing writes agree. Rows that no index names stay zero.
+    The indices' minimum and maximum come back together (a negative one: the host check
+    names it, as on the CPU). Unless the indices are known distinct, a table over the output
+    rows takes each index's last position (1-based) by an integer atomic max, the same in
+    any order; then each list writes only the rows it wins (cuda_kernels.stitch_rows), so
+    no row is written twice. Rows that no index names stay zero.
     """
     xp = ctx.xp
-    out = ctx.allocate((n, *rows[0].shape[1:]), rows[0].dtype, fill=0)
-    for i, r in zip(idx, rows):
-        if i.size:
-            i = xp.asarray(i)
-            out[i] = r if distinct else xp.take(r, winners(xp, i, n, last=True), axis=0)
+    flat = [i.reshape(-1) for i in indices]
+    sizes = [i.size for i in flat]
+    total = sum(sizes)
+    every = xp.concatenate(flat)
+    low, top = 0, -1
+    if total:
+        low, top = (int(v) for v in xp.asnumpy(xp.stack([every.min(), every.max()])))
+    if low < 0:
+        _stitch_first_dim(ctx.fail, [xp.asnumpy(i) for i in indices])  # raises, naming it
+    first_dim = top + 1
+    _stitch_check_shapes(ctx, indices, data)
+    extra = tuple(data[0].shape[indices[0].ndim :])
+    dtype = data[0].dtype
+    ctx.check_size((first_dim, *extra), dtype)
+    if first_dim == 0 or _prod(extra) == 0:
+        return ctx.allocate((first_dim, *extra), dtype, fill=0)
+    distinct = ctx.attrs.get(_DISTINCT, False)
+    out = ctx.empty((first_dim, *extra), dtype, fill=None if distinct and total == first_dim else 0)
+    table = None
+    if not distinct:
+        pos = positions(xp, total + 1)
+        table = xp.zeros(first_dim, pos.dtype)
+        if has_atomic_at("maximum", pos.dtype, max(first_dim, total)):
+            xp.maximum.at(table, every, pos[1:])
+        else:  # past CuPy 13's int32 extents: sort; every write to a row writes its winner
+            table[every] = winners(xp, every, first_dim, last=True).astype(pos.dtype) + 1
+    first = 0
+    for i, d, n in zip(flat, data, sizes):
+        rows = xp.ascontiguousarray(d).reshape((n, *extra))
+        stitch_rows(xp, out, i, rows, n, table, first)
+        first += n
     return out
 
 
@@ -423,7 +449,14 @@ def _stitch_input_facts(step: Any, producer: Callable[[int], Any]) -> dict[str, 
     """Indices that are distinct outputs of one DynamicPartition of an integer Range,
     maybe reshaped (the seed idiom, and DynamicPartition's gradient), never repeat: the
     kernel need not look for repeats (16M indices: 32 ms)."""
-    made = [producer(s) for s in step.inputs[: step.input_lengths[0]]]
+
+    def made_by(slot: int) -> Any:  # through host-to-device copies (indices on a GPU)
+        made = producer(slot)
+        while made is not None and made[0].op_def.name == "_Copy":
+            made = producer(made[0].inputs[0])
+        return made
+
+    made = [made_by(s) for s in step.inputs[: step.input_lengths[0]]]
     if not made or None in made or len({id(p) for p, _ in made}) != 1:
         return None
     partition = made[0][0]

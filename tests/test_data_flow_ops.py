@@ -448,7 +448,8 @@ def test_one_kernel_for_both_stitch_ops():
     assert reg["DynamicPartition"].signature() == (
         "DynamicPartition(data: T, partitions: int32) -> (outputs: num_partitions * T)"
     )
-    assert reg["DynamicStitch"].host_inputs == frozenset({"indices"})
+    # On a GPU the indices stay in device memory (one sync for the output size).
+    assert reg["DynamicStitch"].host_inputs == frozenset()
     for fn in (mg.dynamic_stitch, mg.parallel_dynamic_stitch, mg.dynamic_partition):
         assert ">>>" in fn.__doc__
 

@@ -218,8 +218,8 @@ def test_a_stitch_of_a_partitioned_range_is_told_its_indices_are_distinct(any_de
     def no_check(*args, **kwargs):
         raise AssertionError("the repeat check ran")
 
-    # The host looks for repeats with one scatter of marks, a GPU with winners().
-    check = "winners" if any_device == "gpu" else "_stitch_distinct"
+    # The host looks for repeats with one scatter of marks, a GPU with a table of positions.
+    check = "positions" if any_device == "gpu" else "_stitch_distinct"
     monkeypatch.setattr(data_flow_ops, check, no_check)
     told = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=OptimizerOptions()))
     np.testing.assert_array_equal(mg.Session(g, config=told).run(y, feed), expected)
