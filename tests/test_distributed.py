@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ da = pytest.importorskip("dask.array")
 import minigraph as mg  # noqa: E402
 from minigraph import errors  # noqa: E402
 from minigraph.distributed import DaskExecutor, map_batches  # noqa: E402
-from minigraph.distributed.executor import _workers_info  # noqa: E402
+from minigraph.distributed.executor import _worker_order, _workers_info  # noqa: E402
 from minigraph.registry import OPS  # noqa: E402
 
 _TEST_PID = os.getpid()
@@ -36,8 +37,9 @@ _TEST_PID = os.getpid()
 
 
 def _declare_test_ops() -> None:
-    """_DaskSleep sleeps (in a Dask worker only); _DaskDieOnce kills its worker process the
-    first time it runs (never in the test process), then passes its input through."""
+    """_DaskSleep sleeps ``seconds`` (in a Dask worker only); _DaskDieOnce kills its worker
+    process the first time it runs (never in the test process), then passes its input
+    through."""
     import os as _os
     import time as _time
 
@@ -50,7 +52,13 @@ def _declare_test_ops() -> None:
     def shape(c, x):
         return x.shape
 
-    define_op("_DaskSleep", inputs=["x: T"], outputs=["y: T"], attrs=["T: type"], shape_fn=shape)
+    define_op(
+        "_DaskSleep",
+        inputs=["x: T"],
+        outputs=["y: T"],
+        attrs=["T: type", "seconds: float = 2.0"],
+        shape_fn=shape,
+    )
     define_op(
         "_DaskDieOnce",
         inputs=["x: T"],
@@ -65,7 +73,7 @@ def _declare_test_ops() -> None:
             import distributed as _d
 
             _d.get_worker()
-            _time.sleep(2.0)
+            _time.sleep(ctx.attrs["seconds"])
         except (ImportError, ValueError):
             pass  # not in a Dask worker: no sleep
         return x.copy()
@@ -481,6 +489,142 @@ def test_keyboard_interrupt_cancels_the_runs_tasks(inproc):
     while inproc.run_on_scheduler(states, keys) and time.time() < deadline:
         time.sleep(0.05)
     assert inproc.run_on_scheduler(states, keys) == {}  # released: nothing left to run
+
+
+# -- after a shutdown, and large feeds --------------------------------------------------------
+
+
+def _double_graph():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None], name="x")
+        y = mg.multiply(x, 2.0, name="y")
+    return g, x, y
+
+
+def test_a_closed_client_is_unavailable_error_naming_the_cause():
+    g, x, y = _double_graph()
+    feeds = {x: np.ones(3, np.float32)}
+    lazy_x = da.ones(4, chunks=2, dtype="float32")
+    # A client closed by client.close(), its cluster left running.
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        client = distributed.Client(cluster)
+        sess = mg.Session(g, executor=DaskExecutor(client))
+        np.testing.assert_array_equal(sess.run(y, feeds), [2.0, 2.0, 2.0])
+        client.close()
+        with pytest.raises(errors.UnavailableError, match=r"client is closed.*client\.close\(\)"):
+            sess.run(y, feeds)  # Dask's KeyError 'workers' before
+        with pytest.raises(errors.UnavailableError, match="client is closed"):
+            DaskExecutor(client)
+        with pytest.raises(errors.UnavailableError, match="map_batches needs a running"):
+            map_batches(g, y, {x: lazy_x}, client=client)  # an AttributeError before
+    # A cluster shut down under its client.
+    cluster = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    sess = mg.Session(g, executor=DaskExecutor(client))
+    address = cluster.scheduler_address
+    cluster.close()
+    with pytest.raises(errors.UnavailableError, match="was shut down") as e:
+        sess.run(y, feeds)
+    assert address in str(e.value)
+    with pytest.raises(errors.UnavailableError, match="was shut down"):
+        map_batches(g, y, {x: lazy_x}, client=client)
+    client.close()
+
+
+def test_closing_the_cluster_mid_run_is_unavailable_error_naming_the_node():
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float32, [None], name="a")
+        with mg.device("/job:worker/task:0"):
+            s = _apply("_DaskSleep", a, seconds=0.5)
+        t = mg.add(s, 1.0, name="after_sleep")
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        client = distributed.Client(cluster)
+        sess = mg.Session(g, executor=DaskExecutor(client))
+        timer = threading.Timer(0.2, cluster.close)
+        timer.start()
+        with pytest.raises(errors.UnavailableError, match="while the run waited") as e:
+            sess.run(t, {a: np.ones(2, np.float32)})  # Dask's ClosedClientError before
+        timer.join()
+        client.close()
+    assert "was shut down" in str(e.value)
+    assert e.value.node_name == "after_sleep"  # the fetch it waited for
+
+
+def test_a_large_feed_is_scattered_once_per_run_not_sent_in_the_task_graph(inproc, monkeypatch):
+    import dask
+
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float32, [None], name="a")
+        with mg.device("/job:worker/task:0"):
+            b = mg.multiply(a, 2.0, name="b")
+        with mg.device("/job:worker/task:1"):
+            c = mg.add(a, 1.0, name="c")
+        d = mg.subtract(b, c, name="d")
+    av = np.arange(1 << 19, dtype=np.float32)  # 2 MiB, past the default scatter_bytes
+    want = av * np.float32(2) - (av + np.float32(1))
+    scattered = []
+    scatter = inproc.scatter
+
+    def spy(data, **kw):
+        scattered.append((sorted(data), kw))
+        return scatter(data, **kw)
+
+    monkeypatch.setattr(inproc, "scatter", spy)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1MiB"}):
+        # Embedded (scatter_bytes=None), the feed makes a graph that Dask warns about.
+        embedded = mg.Session(g, executor=DaskExecutor(inproc, scatter_bytes=None))
+        with pytest.warns(UserWarning, match="Sending large graph"):
+            np.testing.assert_array_equal(embedded.run(d, {a: av}), want)
+        assert not scattered
+        sess = mg.Session(g, executor=DaskExecutor(inproc))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", "Sending large graph")
+            for _ in range(2):
+                np.testing.assert_array_equal(sess.run(d, {a: av}), want)
+    assert len(scattered) == 2  # once per run, though two tasks on two workers read it
+    workers = [addr for _, addr in _worker_order(_workers_info(inproc))]
+    for keys, kw in scattered:
+        assert len(keys) == 1 and keys[0].startswith("mg-feed-")
+        assert kw["workers"] == sorted(workers) and kw["broadcast"] is True
+
+
+def test_a_scattered_feed_lost_with_its_worker_is_unavailable_error(procs, tmp_path):
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float32, [None], name="a")
+        with mg.device("/job:worker/task:1"):
+            c = _apply("_DaskDieOnce", a, marker=str(tmp_path / "died"))
+            d = mg.add(c, 1.0, name="d")
+    av = np.arange(1 << 19, dtype=np.float32)  # 2 MiB: scattered to task:1's worker
+    sess = mg.Session(g, executor=DaskExecutor(procs))
+    # Dask reruns a lost task, but a scattered value has no task to rerun.
+    with pytest.raises(errors.UnavailableError, match="scattered .* lost") as e:
+        sess.run(d, {a: av})
+    assert (tmp_path / "died").exists()
+    assert e.value.node_name == c.node.name
+    procs.wait_for_workers(2, timeout=30)
+    np.testing.assert_array_equal(sess.run(d, {a: av}), av + 1)  # "run again"
+
+
+def test_map_batches_scatters_values_fed_whole_instead_of_embedding_them(inproc):
+    import dask
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, 3], name="x")
+        w = mg.placeholder(mg.float32, [None], name="w")
+        y = x * 2.0 + mg.reduce_sum(w)
+    wv = (np.arange(1 << 19) % 3).astype(np.float32)  # 2 MiB; sums exactly in float32
+    xs = np.arange(24, dtype=np.float32).reshape(8, 3)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1MiB"}):
+        lazy = map_batches(g, y, {x: da.from_array(xs, chunks=(4, 3)), w: wv}, client=inproc)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", "Sending large graph")
+            got = inproc.compute(lazy).result()
+    np.testing.assert_array_equal(got, xs * 2 + float(wv.astype(np.int64).sum()))
 
 
 # -- packaging and the CLI -------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..devices import DeviceSpec, parse_device
 from ..graph import Graph, Output
 from ..graph_io import graph_from_dict, graph_to_dict
 from ..plan import _prune
+from .executor import require_running
 
 __all__ = ["map_batches"]
 
@@ -309,18 +310,22 @@ def map_batches(
             client = None  # no client: Dask's local scheduler, the document is a key
     layer: dict[Any, Any] = {}
     doc_ref: Any = doc_key
+    bkeys: list[Any] = []
     if client is not None:
-        # Once to every worker now; a worker that joins later fetches it from a peer.
-        # A fresh key per call: a content key would be dropped by the release of an
-        # earlier call's arrays while this call still needs it.
-        doc_ref = client.scatter(text, broadcast=True, hash=False)
+        require_running(client, "map_batches")
+        # The document and the values fed whole, once to every worker now (not inside
+        # the task graph); a worker that joins later fetches them from a peer. Fresh keys
+        # per call: a content key would be dropped by the release of an earlier call's
+        # arrays while this call still needs it.
+        doc_ref, *bkeys = client.scatter(
+            [text, *(v for _, v in broadcast)], broadcast=True, hash=False
+        )
     else:
         layer[doc_key] = text
-    bkeys = []
-    for k, (_, value) in enumerate(broadcast):
-        bkey = f"mg-bcast-{token}-{k}"
-        layer[bkey] = value
-        bkeys.append(bkey)
+        for k, (_, value) in enumerate(broadcast):
+            bkey = f"mg-bcast-{token}-{k}"
+            layer[bkey] = value
+            bkeys.append(bkey)
     single = len(tensors) == 1  # the chunk task's result is the fetch's chunk itself
     pad = (0,) * (len(specs[0]) - 1) if single else ()
     for i in range(len(chunks0)):

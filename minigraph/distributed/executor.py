@@ -17,6 +17,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Mapping, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -143,12 +144,43 @@ def _worker_order(info: Mapping[str, Any]) -> list[tuple[Any, str]]:
     return sorted(pairs, key=key)
 
 
+def client_down(client: Any) -> str | None:
+    """Why ``client`` cannot run anything (its status and its cluster's), or None if it can.
+
+    A client that is reconnecting counts as up: Dask waits for its scheduler
+    (``distributed.comm.timeouts.connect``) and closes it when that fails.
+    """
+    status = str(getattr(client, "status", "running"))
+    if status in ("running", "connecting", "newly-created"):
+        return None
+    cluster = getattr(client, "cluster", None)
+    state = getattr(getattr(cluster, "status", None), "name", None)
+    if state in ("closing", "closed", "failed"):
+        address = getattr(cluster, "scheduler_address", "?")
+        return f"its cluster ({type(cluster).__name__} at {address}) was shut down ({state})"
+    return f"the client is {status} (client.close() was called, or it lost its scheduler)"
+
+
+def require_running(client: Any, what: str) -> None:
+    """UnavailableError naming the cause when ``client`` is closed (Dask's own errors for
+    that are a KeyError or an AttributeError from deep inside the client)."""
+    why = client_down(client)
+    if why is not None:
+        raise errors.UnavailableError(f"{what} needs a running Dask client: {why}")
+
+
 def _workers_info(client: Any) -> dict[str, Any]:
     """Every worker's address -> info (newer Dask lists only a few unless asked for all)."""
+    require_running(client, "DaskExecutor")
     try:
         info = client.scheduler_info(n_workers=-1)
     except TypeError:  # distributed before 2025 lists them all
         info = client.scheduler_info()
+    if "workers" not in info:  # the client closed while asking (its reconnecting failed)
+        require_running(client, "DaskExecutor")
+        raise errors.UnavailableError(
+            f"DaskExecutor could not reach the Dask scheduler (the client is {client.status})"
+        )
     return dict(info["workers"])
 
 
@@ -175,13 +207,16 @@ class DaskExecutor:
     that no worker can satisfy is an InvalidArgumentError naming the node, raised before
     any task is submitted.
 
-    Feeds go to the cluster once per run; constants of ``const_bytes`` or more once per
+    Feeds go to the cluster once per run: inside the run's task graph, or, from
+    ``scatter_bytes`` up, scattered to the workers that read them (Dask warns about, and
+    its scheduler holds, a large graph); constants of ``const_bytes`` or more once per
     plan. Intermediates stay on the workers and only the fetches come back. An op failing
     on a worker raises the same mg error here. A worker that dies is Dask's to retry: its
     tasks run again, on the worker the nanny restarts or another (Dask pins a task to the
     address a name had when the run was submitted, so the next run finds the restarted
     worker by its name); when Dask gives up, UnavailableError names the node. A
-    KeyboardInterrupt while waiting cancels the run's tasks.
+    KeyboardInterrupt while waiting cancels the run's tasks. A closed client, or a
+    cluster shut down before or during a run, is an UnavailableError naming the cause.
     """
 
     def __init__(
@@ -190,14 +225,17 @@ class DaskExecutor:
         workers: Mapping[str, Any] | None = None,
         *,
         const_bytes: int = 64 * 1024,
+        scatter_bytes: int = 1 << 20,
         max_tensor_bytes: int | None = None,
     ) -> None:
         from . import require_dask
 
         require_dask()
+        require_running(client, "DaskExecutor")
         self.client = client
         self.workers = None if workers is None else {_norm_task(k): v for k, v in workers.items()}
         self.const_bytes = const_bytes
+        self.scatter_bytes = config.check_byte_count(scatter_bytes, "scatter_bytes")
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self._consts: dict[int, tuple[weakref.ref[Plan], dict[int, Any]]] = {}
         self._lock = threading.Lock()
@@ -339,6 +377,7 @@ class DaskExecutor:
         if not isinstance(plan, DaskPlan):  # a plan from the local planner: nothing pinned
             steps = tuple(replace(s, forwardable=frozenset()) for s in plan.steps)
             plan = _dask_plan(plan, steps, (None,) * len(steps))
+        require_running(self.client, "Session.run on a DaskExecutor")
         mapping = self._addresses(plan)  # before anything is submitted
         if timings is None:
             return self._run(plan, feed_values, mapping)[0]
@@ -354,20 +393,36 @@ class DaskExecutor:
         self, plan: DaskPlan, feed_values: Sequence[Any], mapping: Mapping[str, str]
     ) -> tuple[list[Any], dict[str, tuple[str, ...]]]:
         """The fetched values, and each task key's node names."""
-        consts = self._const_futures(plan, mapping)
         fed = dict(zip(plan.feed_slots, feed_values))
-        graph, wanted, keys = self._task_graph(plan, consts, fed, mapping)
-        names = {k: tuple(s.node_name for s in v) for k, v in keys.items()}
-        self.last_run_keys = names
         futures: list[Any] = []
+        wanted: dict[str, int | None] = {}
+        keys: dict[str, tuple[Step, ...]] = {}
         try:
+            consts = self._const_futures(plan, mapping)
+            graph, wanted, keys, scattered = self._task_graph(plan, consts, fed, mapping)
+            names = {k: tuple(s.node_name for s in v) for k, v in keys.items()}
+            self.last_run_keys = names
             # One message to the scheduler per run; only the fetches and the last tasks
             # (run for effect) are held, so Dask frees intermediates as it goes.
             futures = self.client.get(graph, list(wanted), sync=False)
-            out = self._collect(plan, fed, dict(zip(wanted, futures)), wanted, keys)
-        except BaseException:  # an op error, a lost worker, KeyboardInterrupt
-            self.client.cancel(futures)
-            raise
+            out = self._collect(plan, fed, dict(zip(wanted, futures)), wanted, keys, scattered)
+        except BaseException as e:  # an op error, a lost worker, KeyboardInterrupt
+            why = client_down(self.client)
+            if why is None:
+                self.client.cancel(futures)
+            if why is None or isinstance(e, (errors.OpError, KeyboardInterrupt)):
+                raise
+            # The client or its cluster closed during the run: Dask's CancelledError or
+            # ClosedClientError says nothing about which.
+            step = _awaited(futures, wanted, keys)
+            node, op = (step.node_name, step.op_type) if step else ("", "")
+            raise errors.UnavailableError(
+                f"the Dask client closed while the run waited for "
+                f"{step.node_name if step else 'its tasks'}: {why}; Dask raised "
+                f"{type(e).__name__}",
+                node,
+                op,
+            ) from e
         return out, names
 
     def _task_graph(
@@ -376,11 +431,12 @@ class DaskExecutor:
         consts: Mapping[int, Any],
         fed: Mapping[int, Any],
         mapping: Mapping[str, str],
-    ) -> tuple[Any, dict[str, int | None], dict[str, tuple[Step, ...]]]:
+    ) -> tuple[Any, dict[str, int | None], dict[str, tuple[Step, ...]], dict[int, Any]]:
         """The run as a Dask graph: one layer per group (annotated with its worker), a key
-        per fed value (beside its readers when they share one worker), and small getitem
-        tasks where a group returns several values. Returns the graph, the keys to hold
-        (key -> fetched slot, or None for a last task) and each group key's steps."""
+        per fed value (beside its readers when they share one worker) or a future for a
+        large one scattered to them, and small getitem tasks where a group returns several
+        values. Returns the graph, the keys to hold (key -> fetched slot, or None for a
+        last task), each group key's steps and the scattered feeds' futures by slot."""
         from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 
         from ..transfer import to_host
@@ -396,6 +452,7 @@ class DaskExecutor:
                         reads.setdefault(s, set()).add(g)
         fetched = set(plan.fetch_slots)
         ref: dict[int, Any] = dict(consts)  # slot -> its key (or a const's future)
+        scattered: dict[int, Any] = {}
         layers: dict[str, Any] = {}
         deps: dict[str, set[str]] = {}
 
@@ -405,11 +462,24 @@ class DaskExecutor:
             deps[name] = on
 
         for s, value in fed.items():
-            if s in reads:  # sent once per run
-                pins = {groups[g][0] for g in reads[s]}
-                key = ref[s] = f"mg-feed-{run_id}-{s}"
-                pin = next(iter(pins)) if len(pins) == 1 else None
-                layer(key, {key: to_host(value)}, pin, set())
+            if s not in reads:
+                continue
+            # Sent once per run: in the task graph (a lost copy is sent again), or a large
+            # one scattered to its readers' workers, past the scheduler's task specs.
+            pins = {groups[g][0] for g in reads[s]}
+            key = f"mg-feed-{run_id}-{s}"
+            value = to_host(value)
+            if self.scatter_bytes is not None and value.nbytes >= self.scatter_bytes:
+                # Asked afresh: a worker that left since the cached list is a KeyError
+                # in the scheduler's scatter (its tasks just move: loose pins).
+                alive = _workers_info(self.client) if pins - {None} else {}
+                targets = sorted({mapping[p] for p in pins if p is not None} & alive.keys())
+                ref[s] = scattered[s] = self.client.scatter(
+                    {key: value}, workers=targets or None, broadcast=len(targets) > 1
+                )[key]
+            else:
+                ref[s] = key
+                layer(key, {key: value}, next(iter(pins)) if len(pins) == 1 else None, set())
         keys: dict[str, tuple[Step, ...]] = {}
         for g, (pin, gpu, steps) in enumerate(groups):
             inputs = tuple(sorted(s for s, gs in reads.items() if g in gs))
@@ -440,7 +510,7 @@ class DaskExecutor:
         for key in keys:
             if key not in consumed:  # a last task: held so that the run waits for it
                 wanted.setdefault(key, None)
-        return HighLevelGraph(layers, deps), wanted, keys
+        return HighLevelGraph(layers, deps), wanted, keys, scattered
 
     def _collect(
         self,
@@ -449,12 +519,28 @@ class DaskExecutor:
         futures: Mapping[str, Any],
         wanted: Mapping[str, int | None],
         keys: Mapping[str, tuple[Step, ...]],
+        scattered: Mapping[int, Any],
     ) -> list[Any]:
         """Wait for the run (targets run for effect too), raise its first error, gather."""
         import distributed
 
-        distributed.wait(list(futures.values()))
+        try:
+            distributed.wait(list(futures.values()))
+        except CancelledError:  # newer Dask raises for a cancelled future
+            if client_down(self.client) is not None:
+                raise  # the cluster went away: the caller says so
         failed = [f for f in futures.values() if f.status != "finished"]
+        lost = [s for s, f in scattered.items() if f.status != "finished"]
+        if failed and lost:  # Dask recomputes a lost task, never a lost scattered value
+            reader = next(st for steps in keys.values() for st in steps if lost[0] in st.inputs)
+            raise errors.UnavailableError(
+                f"a fed value that {reader.node_name} reads was scattered to the workers "
+                f"(it has scatter_bytes={self.scatter_bytes} bytes or more) and lost when "
+                "its worker left the cluster; Dask cannot recompute a scattered value: run "
+                "again, or raise scatter_bytes to send feeds inside the task graph",
+                reader.node_name,
+                reader.op_type,
+            )
         if failed:  # a failure reaches every task after it: report the earliest node's
             raise min((_remote_error(f, keys) for f in failed), key=lambda e: e[0])[1]
         fetch_keys = [k for k, s in wanted.items() if s is not None]  # only fetches come back
@@ -542,6 +628,26 @@ def _remote_error(fut: Any, keys: Mapping[str, tuple[Step, ...]]) -> tuple[int, 
     return where, errors.InternalError(
         f"the Dask task running {node} failed: {type(exc).__name__}: {exc}", node, op
     )
+
+
+def _awaited(
+    futures: Sequence[Any],
+    wanted: Mapping[str, int | None],
+    keys: Mapping[str, tuple[Step, ...]],
+) -> Step | None:
+    """The step whose value the run still waited for, earliest in the plan (its fetch, or
+    the last step of a task run for effect)."""
+    order = {k: i for i, k in enumerate(keys)}
+    waiting = []
+    for f in futures:
+        if f.status == "finished":
+            continue
+        group = f.key if f.key in keys else str(f.key).rsplit("-", 1)[0]
+        steps = keys.get(group, ())
+        slot = wanted.get(f.key)
+        making = [s for s in steps if slot in s.outputs] or list(steps[-1:])
+        waiting += [(order[group], step.node_name, step) for step in making]
+    return min(waiting, key=lambda w: w[:2])[2] if waiting else None
 
 
 def _key_of_node(keys: Mapping[str, tuple[Step, ...]], node_name: str) -> str | None:
