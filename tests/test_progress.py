@@ -2,7 +2,9 @@
 
 import io
 import threading
+import time
 
+import numpy as np
 import pytest
 
 from minigraph import progress
@@ -95,3 +97,87 @@ def test_updates_from_many_threads_are_all_counted():
 @pytest.mark.parametrize("total, text", [(0, "x: 0/0"), (3, "x: 0/3 (0%)")])
 def test_text(total, text):
     assert Progress("x", total, stream=io.StringIO()).text().startswith(text + ",")
+
+
+# -- map_batches: the chunks done, on the caller's terminal -----------------------------------
+
+
+def _batches_graph():
+    import minigraph as mg
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, 2], name="x")
+        y = x * 2.0
+    return g, x, y
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "RATE", 1e9)
+    monkeypatch.setattr(progress, "enabled_for", lambda stream: True)
+
+
+def _frames(err):
+    return [f.split(",")[0] for f in err.split("\r") if f.strip()]
+
+
+def test_map_batches_counts_chunks_on_the_local_scheduler(terminal, capsys):
+    da = pytest.importorskip("dask.array", reason="needs the 'distributed' extra")
+    pytest.importorskip("distributed", reason="needs the 'distributed' extra")
+    from minigraph.distributed import map_batches
+
+    g, x, y = _batches_graph()
+    feed = da.ones((8, 2), chunks=(2, 2), dtype="float32")
+    out = map_batches(g, y, {x: feed}, client=None)
+    np.testing.assert_array_equal(out.compute(scheduler="threads"), np.full((8, 2), 2.0))
+    frames = _frames(capsys.readouterr().err)
+    assert sorted(frames) == [f"map_batches: {i}/4 chunks ({25 * i}%)" for i in range(1, 5)]
+    out.compute(scheduler="sync")  # each compute gets a line of its own
+    assert _frames(capsys.readouterr().err)[-1] == "map_batches: 4/4 chunks (100%)"
+
+
+def test_map_batches_shows_nothing_when_not_on_a_terminal(capsys):
+    da = pytest.importorskip("dask.array", reason="needs the 'distributed' extra")
+    pytest.importorskip("distributed", reason="needs the 'distributed' extra")
+    from minigraph.distributed import map_batches
+    from minigraph.distributed.batches import _progress
+
+    g, x, y = _batches_graph()
+    calls = len(_progress)
+    out = map_batches(g, y, {x: da.ones((4, 2), chunks=(2, 2), dtype="float32")}, client=None)
+    out.compute(scheduler="sync")
+    assert capsys.readouterr().err == ""
+    assert len(_progress) == calls  # no topic, no watcher
+
+
+def test_map_batches_counts_chunks_from_worker_processes(terminal, capsys):
+    distributed = pytest.importorskip("distributed", reason="needs the 'distributed' extra")
+    import dask.array as da
+
+    from minigraph.distributed import map_batches
+
+    g, x, y = _batches_graph()
+    with (
+        distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            silence_logs=50,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        feed = da.ones((6, 2), chunks=(2, 2), dtype="float32")
+        out = map_batches(g, y, {x: feed}, client=client)
+        np.testing.assert_array_equal(out.compute(), np.full((6, 2), 2.0))
+        err = ""
+        deadline = time.monotonic() + 10  # the workers' events come after the results
+        while "3/3" not in err and time.monotonic() < deadline:
+            time.sleep(0.05)
+            err += capsys.readouterr().err
+    assert sorted(_frames(err)) == [
+        f"map_batches: {i}/3 chunks ({100 * i // 3}%)" for i in (1, 2, 3)
+    ]

@@ -8,6 +8,7 @@ its plan cache serves every chunk that lands there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import operator
@@ -15,7 +16,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,7 @@ class _ChunkSpec:
     digest: str
     fetch_names: tuple[str, ...]
     feed_names: tuple[str, ...]
+    progress: str | None = None  # the Dask event topic counting finished chunks, if any
 
 
 def _run_chunk(spec: _ChunkSpec, doc: str, *values: Any) -> Any:
@@ -133,7 +135,78 @@ def _run_chunk(spec: _ChunkSpec, doc: str, *values: Any) -> Any:
     sess = _worker_session(spec.digest, doc)
     feeds = {f"{name}:0": v for name, v in zip(spec.feed_names, values)}
     out = sess.run(list(spec.fetch_names), feeds)
+    if spec.progress is not None:
+        _chunk_done(spec.progress)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+# -- a progress line while the chunks run ----------------------------------------------------
+
+
+class _ChunkProgress:
+    """The caller's terminal line for one map_batches call: ``map_batches: 3/8 chunks``,
+    started by the first chunk of each compute and erased by its last."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._bar: Any = None
+        self._lock = threading.Lock()
+
+    def tick(self, event: Any = None) -> None:
+        """One chunk done (``event``: Dask's (time, message) when it came as an event)."""
+        from ..progress import Progress
+
+        with self._lock:
+            if self._bar is None:
+                self._bar = Progress("map_batches", self.total, "chunks")
+            self._bar.update()
+            if self._bar.done >= self.total:  # the next compute of the arrays starts afresh
+                self._bar.close()
+                self._bar = None
+
+
+# Progress of recent calls by topic (a bounded map: a call's arrays may be computed any time
+# later, or never; the oldest call's line stops and its Dask subscription ends).
+_PROGRESS_CALLS = 32
+_progress: OrderedDict[str, tuple[_ChunkProgress, Any]] = OrderedDict()
+_progress_lock = threading.Lock()
+
+
+def _chunk_done(topic: str) -> None:
+    """Count a finished chunk: directly when the task runs in the caller's process (Dask's
+    local scheduler, in-process workers), else as a Dask event the caller subscribed to."""
+    with _progress_lock:
+        entry = _progress.get(topic)
+    if entry is not None:
+        entry[0].tick()
+        return
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(topic, 1)
+    except (ImportError, ValueError):  # not in a Dask worker: nobody is watching
+        pass
+
+
+def _watch_progress(client: Any, total: int) -> str | None:
+    """The topic for this call's chunks to report to, when stderr is a terminal."""
+    import sys
+
+    from ..progress import enabled_for
+
+    if not enabled_for(sys.stderr):
+        return None
+    topic = f"mg-progress-{uuid.uuid4().hex[:12]}"
+    watcher = _ChunkProgress(total)
+    if client is not None:
+        client.subscribe_topic(topic, watcher.tick)
+    with _progress_lock:
+        _progress[topic] = (watcher, client)
+        dropped = _progress.popitem(last=False) if len(_progress) > _PROGRESS_CALLS else None
+    if dropped is not None and dropped[1][1] is not None:
+        with contextlib.suppress(Exception):  # a closed client has no subscription to end
+            dropped[1][1].unsubscribe_topic(dropped[0])
+    return topic
 
 
 # -- map_batches ----------------------------------------------------------------------------
@@ -202,7 +275,8 @@ def map_batches(
     workers when this is called); each worker keeps one Session, and its plan cache, per
     graph. ``client=None`` uses the current Dask client, or Dask's local scheduler when
     there is none (the document is then one key of the task graph). Compute the arrays
-    on the client they were made for.
+    on the client they were made for. While they compute, a line on a terminal's stderr
+    counts the chunks done (``map_batches: 3/8 chunks``); nothing is shown elsewhere.
 
     >>> import dask.array as da, numpy as np, minigraph as mg
     >>> from minigraph.distributed import map_batches
@@ -326,6 +400,7 @@ def map_batches(
             bkey = f"mg-bcast-{token}-{k}"
             layer[bkey] = value
             bkeys.append(bkey)
+    spec = replace(spec, progress=_watch_progress(client, len(chunks0)))
     single = len(tensors) == 1  # the chunk task's result is the fetch's chunk itself
     pad = (0,) * (len(specs[0]) - 1) if single else ()
     for i in range(len(chunks0)):
