@@ -151,6 +151,13 @@ def _check_writable(path: Path, flag: str, force: bool = True) -> None:
         raise CommandError(f"{flag} {path}: the file exists; add --force to replace it")
 
 
+def _write(path: Path, text: str, flag: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise CommandError(f"{flag} {path}: cannot write it: {e.strerror}") from None
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
 
@@ -249,7 +256,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     _check_writable(out, "-o")
     fmt = out.suffix.lstrip(".").lower()
     if fmt in ("dot", "gv"):
-        out.write_text(dot)
+        _write(out, dot, "-o")
         print(f"wrote {out}")
         return 0
     if fmt not in ("svg", "png", "pdf"):
@@ -317,7 +324,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
             runs.append(_from_zero(meta.step_timings))
             nodes = _run_nodes(executor, meta.step_timings)
             progress.update()
-    out.write_text(json.dumps(trace_events(runs)))
+    _write(out, json.dumps(trace_events(runs)), "-o")
     total = sum(t[4] for t in runs[-1])
     where = f"in {len(runs[-1])} Dask tasks " if executor is not None else "in kernels "
     print(
