@@ -35,6 +35,8 @@ __all__ = [
     "make_wrapper_class",
     "to_numpy",
     "as_array",
+    "nested_output",
+    "pack_list",
 ]
 
 
@@ -130,9 +132,9 @@ def _object_error(value: Any, arr: np.ndarray, dtype: DType | None) -> TypeError
     return TypeError(f"cannot convert {short_repr(value)} to a tensor{want}")
 
 
-def _python_dtype(value: Any) -> DType:
+def _python_dtype(value: Any, arr: np.ndarray | None = None) -> DType:
     """TensorFlow's default dtype for Python data: int32 (int64 if needed), float32."""
-    arr = as_array(value)
+    arr = as_array(value) if arr is None else arr
     kind = arr.dtype.kind
     if kind == "b":
         return dtypes.bool_
@@ -173,6 +175,8 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise _object_error(value, arr, dtype)
     target = dtype.np
+    if _typeless(value, arr):  # [] or [[], []]: NumPy's float64 is no type of the data's
+        return arr.astype(target)
     if arr.dtype.kind == "f" and target.kind in "iub":
         raise TypeError(f"Expected {dtype.name}, but got {short_repr(value)} of type 'float'")
     if arr.dtype.kind == "c" and target.kind != "c":
@@ -181,6 +185,12 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
     if arr.dtype.kind in "iuf" and target.kind == "b":
         raise TypeError(f"Expected bool, but got {short_repr(value)}")
     return arr.astype(target)
+
+
+def _typeless(value: Any, arr: np.ndarray) -> bool:
+    """Whether Python data has no elements to give it a type (``[]``, ``[[], []]``): NumPy
+    calls it float64, TensorFlow gives it the dtype the op asks for."""
+    return arr.size == 0 and arr.dtype == np.float64 and isinstance(value, list | tuple)
 
 
 def _check_int_range(arr: np.ndarray, dtype: DType) -> None:
@@ -208,11 +218,62 @@ def convert_to_output(
             )
         return out
     scope = scope or current_scope()
+    inner = nested_output(value)
+    if inner is not None:
+        name = "packed" if name == "Const" else name
+        try:
+            return pack_list(value, dtype or inner.dtype, scope, name)
+        except (TypeError, ValueError) as e:
+            raise errors.InvalidArgumentError(str(e), scope.unique_op_name(name), "Pack") from None
     try:
         arr = to_numpy(value, dtype)
     except (TypeError, ValueError) as e:
         raise errors.InvalidArgumentError(str(e), scope.unique_op_name(name), "Const") from None
     return const_node(scope.with_op_name(name), arr)
+
+
+def nested_output(value: Any, depth: int = 0) -> Output | None:
+    """The first Output inside a (nested) list or tuple, else None (also for an Output
+    itself): TensorFlow packs such a list into one tensor (see :func:`pack_list`)."""
+    if not isinstance(value, list | tuple) or depth > _MAX_RANK:
+        return None
+    for v in value:
+        t = type(v)
+        if t is int or t is float or t is bool:  # the bulk of a long list: skip it fast
+            continue
+        found = as_output(v) if not isinstance(v, list | tuple) else nested_output(v, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _tensor_in(value: Any) -> Output | None:
+    """The Output a value is, or the first one inside it (a list that will be packed)."""
+    out = as_output(value)
+    return out if out is not None else nested_output(value)
+
+
+def pack_list(value: list | tuple, dtype: DType, scope: Scope, name: str) -> Output:
+    """TensorFlow's auto-packing: a (nested) list holding tensors is a Pack of its items
+    along a new first axis, nested lists packed first and Python items made Consts of
+    ``dtype``; a tensor of another dtype is a TypeError, as in TensorFlow. (The runtime
+    knows Pack by name here, as it knows Const: both are how Python data becomes a tensor.)
+    """
+    items: list[Any] = []
+    for i, v in enumerate(value):
+        out = as_output(v)
+        if out is None and nested_output(v) is not None:
+            out = pack_list(v, dtype, scope, f"{name}_{i}")
+        if out is None:
+            items.append(to_numpy(v, dtype))
+        elif out.dtype != dtype:
+            raise TypeError(
+                f"Cannot convert a list containing a tensor of dtype {out.dtype.name} to "
+                f"{dtype.name} (Tensor is: {out.name})"
+            )
+        else:
+            items.append(out)
+    return apply_op("Pack", scope.with_op_name(name), [items], {"axis": 0}).output(0)
 
 
 def const_node(scope: Scope, value: np.ndarray) -> Output:
@@ -252,7 +313,7 @@ def _scope_for(scope: Scope, inputs: Sequence[Any]) -> Scope:
         return scope
     for value in inputs:
         for v in value if isinstance(value, list | tuple) else [value]:
-            out = as_output(v)
+            out = _tensor_in(v)
             if out is not None and out.graph is not scope.graph:
                 return Scope(out.graph, op_name=scope.op_name)
     return scope
@@ -284,7 +345,7 @@ def node_errors(name: str, op_type: str) -> Iterator[None]:
         raise
     except MemoryError as e:
         raise errors.ResourceExhaustedError(
-            f"OOM while inferring shapes: {e or 'MemoryError'}", name, op_type
+            f"OOM while inferring shapes: {str(e) or 'MemoryError'}", name, op_type
         ) from e
     except Exception as e:
         raise errors.InternalError(
@@ -326,35 +387,44 @@ def convert_inputs(
             items.append(list(value))
         else:
             items.append([value])
-    # Type attrs: from Outputs first, then NumPy arrays, then Python data.
-    for rank in (0, 1, 2):
-        for arg, values in zip(op_def.inputs, items):
+    # Type attrs: from Outputs (also inside lists, which are packed) first, then NumPy
+    # arrays, then Python data; data with no elements ([]) takes what the op asks for.
+    tensors = [[_tensor_in(v) for v in values] for values in items]
+    for rank in (0, 1, 2, 3):
+        for arg, values, outs_in in zip(op_def.inputs, items, tensors):
             if arg.type_attr is None or arg.type_attr in attrs:
                 continue
-            for v in values:
-                out = as_output(v)
+            if rank == 3 and values:  # only data with no elements is left
+                attrs[arg.type_attr] = _typeless_dtype(op_def, arg.type_attr)
+            for v, out in zip(values, outs_in):
                 if rank == 0 and out is not None:
                     attrs[arg.type_attr] = out.dtype
                 elif rank == 1 and isinstance(v, np.ndarray | np.generic):
                     attrs[arg.type_attr] = dtypes.as_dtype(v.dtype)
                 elif rank == 2 and out is None:
                     try:
-                        attrs[arg.type_attr] = _python_dtype(v)
+                        arr = as_array(v)
+                        if not _typeless(v, arr):
+                            attrs[arg.type_attr] = _python_dtype(v, arr)
                     except (TypeError, ValueError) as e:
                         fail(f"input '{arg.name}': {e}")
                 if arg.type_attr in attrs:
                     break
     converted: list[Any] = []
     flat_index = 0
-    for arg, values in zip(op_def.inputs, items):
+    for arg, values, outs_in in zip(op_def.inputs, items, tensors):
         want = attrs.get(arg.type_attr) if arg.type_attr else arg.dtype
         outs = []
         for i, v in enumerate(values):
             out = as_output(v)
             if out is None:
                 const_name = f"{arg.name}_{i}" if arg.is_list else arg.name
+                inner = outs_in[i]
                 try:
-                    out = const_node(sub.with_op_name(const_name), to_numpy(v, want))
+                    if inner is not None:  # a list holding tensors: packed, as in TF
+                        out = pack_list(v, want or inner.dtype, sub, const_name)
+                    else:
+                        out = const_node(sub.with_op_name(const_name), to_numpy(v, want))
                 except (TypeError, ValueError) as e:
                     fail(f"input '{arg.name}': {e}")
             elif want is not None and out.dtype != want:
@@ -374,6 +444,21 @@ def convert_inputs(
             attrs[arg.type_list_attr] = tuple(o.dtype for o in outs)
         converted.append(outs if arg.is_list else outs[0])
     return converted
+
+
+def _typeless_dtype(op_def: OpDef, type_attr: str) -> DType:
+    """The dtype of data with no elements for ``type_attr``: its default (TensorFlow's
+    preferred dtype), else float32 (TensorFlow's for ``[]``), else int32 (its for Python
+    ints), else the first type allowed."""
+    a = next(a for a in op_def.attrs if a.name == type_attr)
+    if a.has_default:
+        return dtypes.as_dtype(a.default)
+    if a.allowed is None:
+        return dtypes.float32
+    for dt in (dtypes.float32, dtypes.int32):
+        if dt in a.allowed:
+            return dt
+    return a.allowed[0]
 
 
 def _list_arg_with(op_def: OpDef, number_attr: str | None) -> Any:
