@@ -40,9 +40,7 @@ BUILDERS = ("gather", "gather_nd", "one_hot", "where", "unique")
 # -- GatherV2 --------------------------------------------------------------------------
 
 
-def _gather_batch_dims(
-    fail: Any, b: int, index_rank: int, params_rank: int, a: int | None
-) -> int:
+def _gather_batch_dims(fail: Any, b: int, index_rank: int, params_rank: int, a: int | None) -> int:
     """GatherV2's ``batch_dims``, made non-negative, after TensorFlow's checks (``a``: the
     axis, None when it is not known yet)."""
     if not -index_rank <= b <= index_rank:

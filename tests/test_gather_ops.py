@@ -123,6 +123,55 @@ def test_gather_batch_dims_errors():
     )
 
 
+@pytest.mark.parametrize("index_dtype", [np.int16, np.int32, np.int64])
+def test_gather_takes_int16_int32_and_int64_indices(index_dtype):
+    # TensorFlow's GatherV2 declares Tindices: {int16, int32, int64}.
+    p = np.arange(12, dtype=np.float32).reshape(3, 4)
+    i = np.array([[2, 0], [1, 1]], index_dtype)
+    same(run(lambda x, y: mg.gather(x, y, axis=1), p, i), np.take(p, i, axis=1))
+    same(
+        run(lambda x, y: mg.gather(x, y, axis=1, batch_dims=1), p[:2], i),
+        gather_reference(p[:2], i, 1, 1),
+    )
+    e = fails(lambda x, y: mg.gather(x, y), p, np.array([3], index_dtype), match=r"\[0, 3\)")
+    assert e.op_type == "GatherV2"
+    build_fails(lambda: mg.gather(p, np.array([0], np.uint8)), "int16, int32, int64")
+
+
+def test_gather_with_an_unknown_axis_keeps_the_rank():
+    """TensorFlow infers rank(params) + rank(indices) - 1 - batch_dims when the axis is
+    fed; the batch dims are known too (the axis is at least batch_dims)."""
+    p = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    i = np.array([[1, 0, 1], [0, 0, 1]], np.int32)
+    g = mg.Graph()
+    with g.as_default():
+        axis = mg.placeholder(mg.int32, shape=[], name="axis")
+        y = mg.gather(p, i, axis=axis)
+        yb = mg.gather(p, i, axis=axis, batch_dims=1)
+        yn = mg.gather(p, i, axis=axis, batch_dims=-1)
+        unknown = mg.gather(mg.placeholder(mg.float32), i, axis=axis)
+    assert y.shape.as_list() == [None] * 4
+    assert yb.shape.as_list() == [2, None, None]
+    assert yn.shape.rank == 3 - 1 + 2 - 1
+    assert unknown.shape.rank is None
+    sess = mg.Session(g)
+    for a in (0, 1, 2):
+        got = sess.run(y, {axis: a})
+        same(got, np.take(p, i, axis=a))
+        assert y.shape.is_compatible_with(got.shape)
+    for a in (1, 2):
+        same(sess.run(yb, {axis: a}), gather_reference(p, i, a, 1))
+    build_fails(lambda: mg.gather(p, i, axis=mg.placeholder(mg.int32), batch_dims=3), "batch_dims")
+
+
+def test_gather_batch_dims_none_is_zero():
+    # tf.gather reads batch_dims=None as 0 (and the axis then defaults to 0).
+    p = np.arange(6, dtype=np.int32).reshape(3, 2)
+    i = np.array([2, 0], np.int32)
+    same(run(lambda x, y: mg.gather(x, y, batch_dims=None), p, i), np.take(p, i, axis=0))
+    same(run(lambda x, y: mg.gather(x, y, axis=1, batch_dims=None), p, i[1:]), p[:, [0]])
+
+
 # -- gather_nd batch_dims ------------------------------------------------------------------------
 
 
