@@ -293,8 +293,11 @@ def test_huge_slice_indices_are_mg_errors_not_overflow() -> None:
         z = x[-(2**40) :, 1]
     np.testing.assert_array_equal(mg.Session(g).run(y), np.zeros((0, 4)))
     np.testing.assert_array_equal(mg.Session(g).run(z), [1, 5, 9])
-    with mg.Graph().as_default(), pytest.raises(ValueError, match="int64"):
-        mg.constant([1])[2**70]
+    # Past int64: an InvalidArgumentError naming the StridedSlice it would have made.
+    for key in (2**70, -(2**70), slice(2**70, None), slice(None, None, 2**70)):
+        with mg.Graph().as_default():
+            with raises_at(errors.InvalidArgumentError, "StridedSlice", "out of range for int64"):
+                mg.constant([1])[key]
 
 
 @pytest.mark.parametrize("key", [slice(1.5, None), slice(None, 2.0), slice(None, None, 0.5)])
@@ -309,9 +312,14 @@ def test_bad_indices_are_type_errors(key: Any) -> None:
         mg.constant([1, 2, 3])[key]
 
 
-def test_two_ellipses_are_a_value_error() -> None:
-    with mg.Graph().as_default(), pytest.raises(ValueError, match="Multiple ellipses"):
-        mg.constant([[1]])[..., ...]
+def test_two_ellipses_are_an_invalid_argument_naming_the_op() -> None:
+    # TensorFlow: InvalidArgumentError (eager), "Multiple ellipses in slice spec not allowed".
+    with mg.Graph().as_default():
+        with raises_at(errors.InvalidArgumentError, "StridedSlice", "Multiple ellipses"):
+            mg.constant([[1]])[..., ...]
+        with raises_at(errors.InvalidArgumentError, "s/StridedSlice", "Multiple ellipses"):
+            with mg.name_scope("s"):
+                mg.constant([[1]])[..., 0, ...]
 
 
 def test_scalar_tensor_index_as_tensorflow() -> None:
