@@ -6,7 +6,8 @@
 (default: the cores, at most 4; 1 turns threading off).
 ``MINIGRAPH_MAX_TENSOR_BYTES=N`` (or :func:`set_max_tensor_bytes`) caps the bytes one
 tensor may take; by default the cap is the machine's free memory (``MemAvailable`` in
-/proc/meminfo, else the physical memory), read again at most once a second. A Session's
+/proc/meminfo, else the physical memory; no more than the process may still map under an
+address-space limit, ``ulimit -v``), read again at most once a second. A Session's
 ``max_tensor_bytes`` keyword overrides it for that Session.
 ``MINIGRAPH_HOST_POOL_BYTES=N`` (or :func:`set_host_pool_bytes`) sizes the pool of large
 host buffers that kernels' outputs are reused from, run after run (default: 1 GiB, at most
@@ -172,12 +173,32 @@ def _read_free_memory() -> int:
         return 2**63 - 1
 
 
+def _address_space_left() -> int | None:
+    """What this process may still map under an address-space limit (RLIMIT_AS, ``ulimit
+    -v``), else None: past it an allocation fails (MemoryError) however much memory is
+    free."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm", "rb") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+    return max(soft - mapped, 0)
+
+
 def free_memory() -> int:
-    """The machine's free memory in bytes (MemAvailable, else physical memory), with the
-    host pool's free buffers (the system counts them as used), cached 1 s."""
+    """The machine's free memory in bytes (MemAvailable, else physical memory), at most
+    what an address-space limit still lets the process map, with the host pool's free
+    buffers (the system counts them as used); cached 1 s."""
     now = time.monotonic()
     if now - _free[0] > _FREE_MEMORY_TTL:
-        _free[1] = _read_free_memory() + host_pool.POOL.free_bytes()
+        free = _read_free_memory()
+        left = _address_space_left()
+        _free[1] = (free if left is None else min(free, left)) + host_pool.POOL.free_bytes()
         _free[0] = now
     return int(_free[1])
 

@@ -20,15 +20,17 @@ is accepted only when its value is TensorFlow's default for it (:data:`TF_ONLY_A
 
 from __future__ import annotations
 
+import errno
 import heapq
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import dtypes, errors
+from . import config, dtypes, errors
 from .devices import parse_device
 from .graph import Graph, Operation, Output, provide
 from .kernel import check_output_size
@@ -151,9 +153,13 @@ def _enum_to_dtype(p: Any, enum: int, fail: Any, what: str) -> dtypes.DType:
         tf_name = names.Name(enum)
     except ValueError:
         return fail(f"{what}: unknown DataType enum {enum}")
-    base = tf_name[:-4] if tf_name.endswith("_REF") else tf_name
+    if tf_name.endswith("_REF"):
+        return fail(
+            f"{what}: reference dtype {tf_name} ({enum}) is not supported: minigraph has no "
+            "reference tensors (freeze the graph's variables into constants)"
+        )
     for mg_name, name in _ENUM_NAMES.items():
-        if name == base:
+        if name == tf_name:
             return dtypes.as_dtype(mg_name)
     return fail(f"{what}: TensorFlow dtype {tf_name} ({enum}) is not supported by minigraph")
 
@@ -172,9 +178,20 @@ class _Fail:
         raise error(f"{where}: {msg}", self.node, self.op)
 
 
+# NumPy's most dims (NPY_MAXDIMS: 32 before NumPy 2, 64 since); TensorFlow allows 254.
+NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+
+
 def _shape_from_proto(proto: Any, fail: _Fail, what: str) -> TensorShape:
     if proto.unknown_rank:
+        if len(proto.dim):  # TensorFlow's check (PartialTensorShape::IsValidShape)
+            fail(
+                f"{what}: An unknown shape must not have any dimensions set "
+                f"(unknown_rank is set and {len(proto.dim)} dims are listed)"
+            )
         return TensorShape(None)
+    if len(proto.dim) > NUMPY_MAX_DIMS:
+        fail(f"{what}: a shape of {len(proto.dim)} dims; at most {NUMPY_MAX_DIMS} are supported")
     dims: list[int | None] = []
     for d in proto.dim:
         if d.size < -1:
@@ -238,10 +255,17 @@ def tensor_from_proto(p: Any, proto: Any, fail: _Fail, what: str = "tensor") -> 
             fail(f"{what}: a {dt.name} tensor has values in {sorted(others)}, expected {field}")
         if len(vals) > count:
             fail(f"{what}: {field} has {len(vals)} values, {dt.name}{dims} holds {count}")
-        if len(vals) == 0:
-            arr = np.zeros(count, dt.np)
-        else:
+        try:
             arr = np.empty(count, dt.np)
+        except MemoryError:  # under the cap, yet the process cannot map it (ulimit -v)
+            fail(
+                f"{what}: OOM when allocating tensor with shape {dims}: "
+                f"{count * dt.size} bytes needed",
+                errors.ResourceExhaustedError,
+            )
+        if len(vals) == 0:
+            arr.fill(0)
+        else:
             with np.errstate(all="ignore"):
                 arr[: len(vals)] = vals.astype(dt.np)
             arr[len(vals) :] = arr[len(vals) - 1]  # TF repeats the last value
@@ -321,27 +345,30 @@ def parse_graph_def(graph_def: Any) -> Any:
     """A tensorboard GraphDef from a GraphDef (tensorboard's or TensorFlow's), bytes or a path.
 
     Paths ending in ``.pbtxt`` (or ``.txt``) are read as text format, others as binary.
-    Malformed input is an InvalidArgumentError.
+    Anything else (a TensorProto, the GraphDef class itself), a path that is not a readable
+    file, a file too large to be a GraphDef and malformed contents are mg.errors.
     """
     p = _protos()
     if isinstance(graph_def, p.graph_pb2.GraphDef):
         return graph_def
     text = False
     if isinstance(graph_def, str | os.PathLike):
-        path = Path(graph_def)
-        try:
-            data: bytes = path.read_bytes()
-        except OSError as e:
-            raise errors.NotFoundError(f"cannot read GraphDef file {path}: {e.strerror}") from None
-        text = path.suffix.lower() in (".pbtxt", ".txt")
+        data, text = _read_graph_def_file(graph_def)
     elif isinstance(graph_def, bytes | bytearray | memoryview):
         data = bytes(graph_def)
-    elif hasattr(graph_def, "SerializeToString"):
-        data = graph_def.SerializeToString()
+    elif not isinstance(graph_def, type) and _message_name(graph_def) == "GraphDef":
+        data = graph_def.SerializeToString()  # TensorFlow's own tf.compat.v1.GraphDef
     else:
-        raise TypeError(
+        got = (
+            f"the class {graph_def.__name__} itself (make one with {graph_def.__name__}())"
+            if isinstance(graph_def, type)
+            else f"a {_message_name(graph_def)} message"
+            if _message_name(graph_def)
+            else type(graph_def).__name__
+        )
+        raise errors.InvalidArgumentError(
             "graph_def must be a GraphDef, its serialized bytes or a path to a .pb/.pbtxt "
-            f"file, got {type(graph_def).__name__}"
+            f"file, got {got}"
         )
     gd = p.graph_pb2.GraphDef()
     try:
@@ -357,6 +384,46 @@ def parse_graph_def(graph_def: Any) -> Any:
             f"not a valid {kind} GraphDef ({type(e).__name__}: {e})"
         ) from None
     return gd
+
+
+def _message_name(value: Any) -> str:
+    """A protobuf message's type name ("GraphDef", "TensorProto"), "" for anything else."""
+    full = getattr(getattr(value, "DESCRIPTOR", None), "full_name", "")
+    return full.rsplit(".", 1)[-1] if isinstance(full, str) else ""
+
+
+# Protobuf refuses to parse a message of 2 GiB or more, so no binary GraphDef is larger.
+MAX_GRAPH_DEF_BYTES = 2**31 - 1
+
+
+def _read_graph_def_file(path: str | os.PathLike) -> tuple[bytes, bool]:
+    """A GraphDef file's bytes and whether it is text format; its size is checked first,
+    so a huge (or sparse) file is refused before anything is read."""
+    raw = os.fspath(path)
+    name = raw if isinstance(raw, str) else os.fsdecode(raw)
+    if "\0" in name:
+        raise errors.InvalidArgumentError(f"GraphDef path {name!r} holds a NUL byte")
+    text = name.lower().endswith((".pbtxt", ".txt"))
+    try:
+        st = os.stat(raw)  # "model.pb/" is not a file: ENOTDIR, as open() would say
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise errors.InvalidArgumentError(f"GraphDef path {name} is not a regular file")
+        if not text and st.st_size > MAX_GRAPH_DEF_BYTES:
+            raise errors.InvalidArgumentError(
+                f"GraphDef file {name} is {st.st_size} bytes; a binary GraphDef is at most "
+                f"{MAX_GRAPH_DEF_BYTES} (protobuf's limit)"
+            )
+        limit = config.max_tensor_bytes()
+        if st.st_size > limit:
+            raise errors.ResourceExhaustedError(
+                f"GraphDef file {name} is {st.st_size} bytes, at most {limit} can be read"
+            )
+        with open(raw, "rb") as f:
+            return f.read(), text
+    except OSError as e:
+        raise errors.NotFoundError(f"cannot read GraphDef file {name}: {e.strerror}") from None
 
 
 def _unsupported_reason(op: str) -> str | None:
@@ -569,6 +636,8 @@ def _import_node(
     convert_inputs: Any,
     check_attrs: Any,
 ) -> None:
+    from .wrappers import node_errors
+
     op_def = OPS[nd.op]
     name = full(nd.name)
     fail = _Fail(name, nd.op)
@@ -636,7 +705,8 @@ def _import_node(
     final = check_attrs(op_def, name, inferred)
     if nd.op == "Const" and final["dtype"] != dtypes.as_dtype(final["value"].dtype):
         fail(f"Const dtype {final['dtype'].name} does not match its value's {final['value'].dtype}")
-    graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+    with node_errors(name, nd.op):  # a MemoryError or a shape function's bug: an mg error
+        graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
 
 
 _MISSING = object()

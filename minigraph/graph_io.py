@@ -255,8 +255,9 @@ def graph_from_dict(obj: Any) -> Graph:
     _expect(fail, obj, dict, "the document")
     if obj.get("format") != FORMAT:
         fail(f"not a minigraph graph file (format {_short(obj.get('format'))})")
-    if obj.get("version") != VERSION:
-        fail(f"unsupported version {_short(obj.get('version'))}; this minigraph reads {VERSION}")
+    version = obj.get("version")
+    if type(version) is not int or version != VERSION:  # not True, not 1.0: they equal 1
+        fail(f"unsupported version {_short(version)}; this minigraph reads {VERSION}")
     graph = Graph()
     for i, node in enumerate(_expect(fail, obj.get("nodes"), list, "nodes")):
         _add_node(graph, i, node)

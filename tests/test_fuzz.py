@@ -636,7 +636,7 @@ def mutated_graph_def(draw: Any) -> Any:
     consts = [n for n in gd.node if n.op == "Const"]
     if action == 0 and node.attr:
         key = draw(st.sampled_from(sorted(node.attr)))
-        node.attr[key].type = draw(st.sampled_from([0, 7, 20, 99, 1000, -1 & 0x7FFFFFFF]))
+        node.attr[key].type = draw(st.sampled_from([0, 7, 20, 99, 101, 1000, -1 & 0x7FFFFFFF]))
     elif action == 1 and consts:
         t = draw(st.sampled_from(consts)).attr["value"].tensor
         t.tensor_content = bytes(draw(st.lists(st.integers(0, 255), max_size=11)))
@@ -645,6 +645,10 @@ def mutated_graph_def(draw: Any) -> Any:
         del t.tensor_shape.dim[:]
         for d in draw(st.lists(st.sampled_from([0, 1, 2**31, 2**40, 2**62, -1]), max_size=5)):
             t.tensor_shape.dim.add().size = d
+        t.tensor_shape.unknown_rank = draw(st.integers(0, 3)) == 0  # maybe with dims too
+        if draw(st.integers(0, 3)) == 0:  # more dims than NumPy holds
+            for _ in range(65):
+                t.tensor_shape.dim.add(size=1)
     elif action == 3:
         node.input.append(draw(st.sampled_from(["nope:0", "^nope", "x:7", "x:-1", ""])))
     elif action == 4 and len(gd.node) > 1:
@@ -701,3 +705,153 @@ def check_graph_def(data: bytes) -> None:
         except Exception as e:  # noqa: BLE001
             stats["run_errors"] += 1
             _check_error(e, f"run {node.name} of an imported GraphDef")
+
+
+# -- The corpus: inputs that once got through, replayed every run ------------------------------
+#
+# Issue 25's sweeps of bad inputs and hostile files found these; each must stay a clear
+# mg.errors error (never InternalError, never a Python or NumPy exception), with nothing
+# of the size it asks for allocated.
+
+
+def _corpus_graph_def(node: str, op: str, **attrs: Any) -> Any:
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    nd = gd.node.add(name=node, op=op)
+    for key, fill in attrs.items():
+        fill(nd.attr[key])
+    return gd
+
+
+def _tensor_attr(dtype: int, dims: list[int], **values: Any) -> Any:
+    def fill(av: Any) -> None:
+        av.tensor.dtype = dtype
+        for d in dims:
+            av.tensor.tensor_shape.dim.add(size=d)
+        for field, vals in values.items():
+            getattr(av.tensor, field).extend(vals)
+
+    return fill
+
+
+def _type_attr(dtype: int) -> Any:
+    return lambda av: setattr(av, "type", dtype)
+
+
+def _unknown_rank_with_dims(av: Any) -> None:
+    av.shape.unknown_rank = True
+    av.shape.dim.add(size=3)
+
+
+class _BytesPath:
+    """An os.PathLike whose path is bytes holding a NUL."""
+
+    def __fspath__(self) -> bytes:
+        return b"model\x00.pb"
+
+
+def graph_def_corpus(tmp: Any) -> list[tuple[str, Any, type[errors.OpError], str]]:
+    """(what, the graph_def argument, error, message) for each hostile GraphDef input."""
+    from tensorboard.compat.proto import graph_pb2, tensor_pb2
+
+    from minigraph.graph_def import NUMPY_MAX_DIMS
+
+    float_, bool_, float_ref = 1, 10, 101  # DataType enums
+    too_deep = [1] * (NUMPY_MAX_DIMS + 1)
+    good = _corpus_graph_def("c", "Const", dtype=_type_attr(float_),
+                             value=_tensor_attr(float_, [1], float_val=[1.0]))  # fmt: skip
+    (tmp / "model.pb").write_bytes(good.SerializeToString())
+    with open(tmp / "huge.pb", "wb") as f:  # 5 GiB, sparse: nothing on disk
+        f.truncate(5 << 30)
+    (tmp / "huge.pbtxt").symlink_to(tmp / "huge.pb")
+    g = mg.Graph()
+    with g.as_default():
+        mg.dynamic_partition([1.0, 2.0], [0, 1], num_partitions=2, name="p")
+    partitioned = g.as_graph_def()
+    next(n for n in partitioned.node if n.name == "p").attr["num_partitions"].i = 2**40
+    return [
+        ("a Const of more dims than NumPy holds",
+         _corpus_graph_def("c", "Const", dtype=_type_attr(float_),
+                           value=_tensor_attr(float_, too_deep, float_val=[1.0])),
+         errors.InvalidArgumentError, f"{len(too_deep)} dims"),
+        ("a reference dtype (DT_FLOAT_REF)",
+         _corpus_graph_def("c", "Const", dtype=_type_attr(float_ref),
+                           value=_tensor_attr(float_ref, [1], float_val=[1.0])),
+         errors.InvalidArgumentError, "reference dtype DT_FLOAT_REF"),
+        ("a Placeholder of a reference dtype",
+         _corpus_graph_def("x", "Placeholder", dtype=_type_attr(float_ref)),
+         errors.InvalidArgumentError, "reference dtype"),
+        ("a TensorProto for the GraphDef", tensor_pb2.TensorProto(dtype=float_),
+         errors.InvalidArgumentError, "got a TensorProto message"),
+        ("the GraphDef class itself", graph_pb2.GraphDef,
+         errors.InvalidArgumentError, "the class GraphDef itself"),
+        ("a path holding a NUL", str(tmp / "model\x00.pb"),
+         errors.InvalidArgumentError, "NUL"),
+        ("a bytes path holding a NUL", _BytesPath(), errors.InvalidArgumentError, "NUL"),
+        ("a file path with a trailing /", str(tmp / "model.pb") + "/",
+         errors.NotFoundError, "Not a directory"),
+        ("unknown rank and dims", _corpus_graph_def(
+            "x", "Placeholder", dtype=_type_attr(float_), shape=_unknown_rank_with_dims),
+         errors.InvalidArgumentError, "unknown shape must not have any dimensions"),
+        ("a bool Const of 8 GiB", _corpus_graph_def(
+            "c", "Const", dtype=_type_attr(bool_),
+            value=_tensor_attr(bool_, [8 << 30], bool_val=[True])),
+         errors.ResourceExhaustedError, "8589934592 bytes needed"),
+        ("a 5 GiB binary file", str(tmp / "huge.pb"),
+         errors.InvalidArgumentError, "5368709120 bytes; a binary GraphDef is at most"),
+        ("a 5 GiB text file", str(tmp / "huge.pbtxt"),
+         errors.ResourceExhaustedError, "5368709120 bytes, at most"),
+        ("num_partitions = 2**40", partitioned, errors.ResourceExhaustedError,
+         "num_partitions = 1099511627776 outputs"),
+    ]  # fmt: skip
+
+
+def test_graph_def_corpus_is_refused_with_nothing_allocated(tmp_path) -> None:
+    import tracemalloc
+
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    cases = graph_def_corpus(tmp_path)
+    mg.config.set_max_tensor_bytes(1 << 30)  # less than the 5 and 8 GiB the cases ask for
+    try:
+        with address_space_limit():
+            for what, graph_def, error, match in cases:
+                g = mg.Graph()
+                tracemalloc.start()
+                try:
+                    with pytest.raises(error, match=match) as info, g.as_default():
+                        mg.import_graph_def(graph_def)
+                    peak = tracemalloc.get_traced_memory()[1]
+                finally:
+                    tracemalloc.stop()
+                assert not isinstance(info.value, errors.InternalError), what
+                assert peak < 16 << 20, f"{what}: {peak} bytes allocated"
+                assert not g.nodes(), f"{what}: the graph was changed"
+    finally:
+        mg.config.set_max_tensor_bytes(None)
+
+
+def test_builder_and_graph_file_corpus() -> None:
+    cases: list[tuple[str, Any, type[errors.OpError], str, str]] = [
+        ("two ellipses", lambda x: x[..., ...],
+         errors.InvalidArgumentError, "StridedSlice", "Multiple ellipses"),
+        ("an index past int64", lambda x: x[2**70],
+         errors.InvalidArgumentError, "StridedSlice", "out of range for int64"),
+        ("a slice bound past int64", lambda x: x[: -(2**70)],
+         errors.InvalidArgumentError, "StridedSlice", "out of range for int64"),
+        ("num_partitions = 2**40",
+         lambda x: mg.dynamic_partition(x, mg.constant([0, 1]), num_partitions=2**40),
+         errors.ResourceExhaustedError, "DynamicPartition", "num_partitions"),
+    ]  # fmt: skip
+    with address_space_limit():
+        for what, build, error, node, match in cases:
+            with mg.Graph().as_default():
+                x = mg.constant([1.0, 2.0])
+                with pytest.raises(error, match=match) as info:
+                    build(x)
+                assert info.value.node_name == node, what
+    doc = graph_io.graph_to_dict(_seed_graph(0))
+    for version in (True, 1.0, "1", None):  # True == 1.0 == 1 in Python, yet not the int 1
+        with pytest.raises(errors.InvalidArgumentError, match="unsupported version"):
+            graph_io.graph_from_dict({**doc, "version": version})
+    assert graph_io.graph_from_dict(doc).nodes()

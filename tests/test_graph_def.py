@@ -528,7 +528,7 @@ def test_bad_text_file_and_missing_file(tmp_path):
             mg.import_graph_def(str(tmp_path / "g.pbtxt"))
         with pytest.raises(errors.NotFoundError, match="cannot read GraphDef file"):
             mg.import_graph_def(tmp_path / "nope.pb")
-        with pytest.raises(TypeError, match="graph_def must be"):
+        with pytest.raises(errors.InvalidArgumentError, match="graph_def must be.*got int"):
             mg.import_graph_def(42)
 
 

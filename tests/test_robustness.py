@@ -8,6 +8,7 @@ and the guard checked in a child process under an address-space limit.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -758,3 +759,96 @@ def test_unsigned_types_tensorflow_refuses_are_refused_at_build_time() -> None:
             apply_op("Add", None, [u32, u32], {})
         ok = mg.add(u32, u32)  # AddV2 takes every unsigned type
     np.testing.assert_array_equal(mg.Session(g).run(ok), [2])
+
+
+# -- Issue 25, item 5: the last mishandled inputs (the rest is in test_fuzz.py's corpus) -------
+
+RLIMIT_CHILD = textwrap.dedent(
+    """
+    import resource, sys
+    import minigraph as mg
+    from minigraph import errors
+    from tensorboard.compat.proto import graph_pb2
+
+    with open("/proc/self/statm") as f:
+        used = int(f.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + (1 << 30), resource.RLIM_INFINITY))
+    # The default cap is now at most what the process may still map, not the free memory.
+    print("cap", mg.config.free_memory() <= 1 << 30)
+    gd = graph_pb2.GraphDef()
+    nd = gd.node.add(name="c", op="Const")
+    nd.attr["dtype"].type = 10  # DT_BOOL
+    t = nd.attr["value"].tensor
+    t.dtype = 10
+    t.tensor_shape.dim.add(size=8 << 30)
+    t.bool_val.append(True)
+    for cap in (None, 1 << 62):  # the default cap; then one the address space cannot meet
+        mg.config.set_max_tensor_bytes(cap)
+        try:
+            with mg.Graph().as_default():
+                mg.import_graph_def(gd)
+            print("NO ERROR"); sys.exit(1)
+        except errors.ResourceExhaustedError as e:
+            print("refused", e.node_name, "can be allocated" in e.message, e.message[-80:])
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS and /proc")
+def test_the_default_cap_keeps_to_an_address_space_limit() -> None:
+    """Under ``ulimit -v`` the free memory overstates what can be allocated: a GraphDef's
+    8 GiB bool Const was allocated (MemoryError) instead of refused by the cap. The cap now
+    keeps to the limit, and an allocation it still lets through is a ResourceExhaustedError."""
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    proc = subprocess.run(
+        [sys.executable, "-c", RLIMIT_CHILD], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "cap True", proc.stdout
+    assert lines[1].startswith("refused import/c True"), proc.stdout  # by the cap
+    assert lines[2].startswith("refused import/c False"), proc.stdout  # by the allocation
+    assert "OOM when allocating tensor with shape [8589934592]" in lines[2], proc.stdout
+
+
+def test_graph_def_file_size_is_checked_before_reading(tmp_path) -> None:
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    with open(tmp_path / "huge.pb", "wb") as f:
+        f.truncate(3 << 30)  # sparse: nothing on disk
+    with mg.Graph().as_default():
+        with pytest.raises(errors.InvalidArgumentError, match="protobuf's limit"):
+            mg.import_graph_def(tmp_path / "huge.pb")
+    (tmp_path / "small.pbtxt").write_text("node { name: 'c' op: 'NoOp' }\n" * 64)
+    try:
+        mg.config.set_max_tensor_bytes(100)
+        with mg.Graph().as_default():
+            with pytest.raises(errors.ResourceExhaustedError, match="at most 100 can be read"):
+                mg.import_graph_def(tmp_path / "small.pbtxt")
+    finally:
+        mg.config.set_max_tensor_bytes(None)
+    fifo = tmp_path / "pipe.pb"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(fifo)  # opening it would block until a writer came: refused first
+        with mg.Graph().as_default():
+            with pytest.raises(errors.InvalidArgumentError, match="not a regular file"):
+                mg.import_graph_def(fifo)
+
+
+def test_graph_def_shapes_are_checked_as_tensorflow_checks_them() -> None:
+    pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    from tensorboard.compat.proto import graph_pb2
+
+    from minigraph.graph_def import NUMPY_MAX_DIMS
+
+    gd = graph_pb2.GraphDef()
+    nd = gd.node.add(name="x", op="Placeholder")
+    nd.attr["dtype"].type = 1
+    for _ in range(NUMPY_MAX_DIMS):
+        nd.attr["shape"].shape.dim.add(size=1)
+    with mg.Graph().as_default():
+        (x,) = mg.import_graph_def(gd, return_elements=["x:0"])
+    assert x.shape.rank == NUMPY_MAX_DIMS  # as many dims as NumPy holds: fine
+    nd.attr["shape"].shape.dim.add(size=1)
+    with mg.Graph().as_default():
+        with raises_at(errors.InvalidArgumentError, "import/x", f"{NUMPY_MAX_DIMS + 1} dims"):
+            mg.import_graph_def(gd)
