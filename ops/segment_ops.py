@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from minigraph import errors
 from minigraph.cupy_limits import has_atomic_at
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
@@ -221,11 +222,13 @@ def _sorted_rows(
     ids: np.ndarray,
     num_segments: int | None = None,
     bad_index: tuple[int, str] | None = None,
+    sized: Callable[[int], None] | None = None,
 ) -> int:
     """Output rows for sorted ``segment_ids`` (``last + 1``, or ``num_segments``). Fails as
     TensorFlow's loop, which checks each run of equal ids in turn: the next run's id is
     larger, the run's id is in range, then its ``indices`` (``bad_index``: the first bad
-    one's flat position and message)."""
+    one's flat position and message). ``sized(rows)`` checks the output's size first, as
+    TensorFlow shapes and allocates the output before its loop."""
     n = int(ids.size)
     plus_one = int(ids[-1]) + 1 if n else 0
     if plus_one > _INT64_MAX:
@@ -237,6 +240,8 @@ def _sorted_rows(
         rows = num_segments
     if rows < 0 or (n and rows == 0):
         fail("segment ids must be >= 0")
+    if sized is not None:
+        sized(rows)
     if n == 0:
         return rows
     starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
@@ -277,6 +282,19 @@ def _bad_index(indices: Any, limit: int) -> tuple[int, str] | None:
         return None
     pos, value = bad
     return pos, f"Bad: indices[{pos}] == {value} out of range [0, {limit})"
+
+
+def _rows_overflow(rows: int, rest: Any) -> str | None:
+    """TensorFlow's words when ``[rows] + rest`` has more elements than int64 counts (its
+    TensorShape multiplies the dims in order), else None (also when a dim is unknown)."""
+    if rest is None or None in rest or 0 in rest:
+        return None
+    count = rows
+    for d in rest:
+        if count * d > _INT64_MAX:
+            return f"Encountered overflow when multiplying {count} with {d}, result: -1"
+        count *= d
+    return None
 
 
 def _num_segments_value(c: InferenceContext, spec: TensorSpec, index: int) -> int | None:
@@ -556,8 +574,14 @@ def _sparse_segment_shape(
     if indices.value is not None and d.rank is not None and d[0] is not None:
         bad = _bad_index(indices.value, d[0])
     rows = n
+
+    def sized(rows: int) -> None:  # a huge output before a bad index, as TensorFlow
+        overflow = _rows_overflow(rows, d.dims[1:] if d.dims is not None else None)
+        if overflow is not None:
+            raise errors.ResourceExhaustedError(overflow, c.node_name, c.op_type)
+
     if segment_ids.value is not None and (num_segments is None or n is not None):
-        rows = _sorted_rows(c.fail, segment_ids.value.reshape(-1), n, bad)
+        rows = _sorted_rows(c.fail, segment_ids.value.reshape(-1), n, bad, sized)
     elif bad is not None:
         c.fail(bad[1])
     return TensorShape([rows]).concatenate(d[1:])
@@ -606,9 +630,15 @@ def _sparse_segment_kernel(red: _Reduction) -> Callable[..., Any]:
                 ctx.fail(f"num_segments should be a scalar, not shape {shape_str(ns.shape)}")
             n = int(ns)
         limit = int(data.shape[0])
-        rows = _sorted_rows(ctx.fail, ids, n, _bad_index(indices, limit))
         extra = tuple(data.shape[1:])
-        ctx.check_size((rows, *extra), data.dtype)
+
+        def sized(rows: int) -> None:  # a huge output before a bad index, as TensorFlow
+            overflow = _rows_overflow(rows, extra)
+            if overflow is not None:
+                ctx.fail(overflow, errors.ResourceExhaustedError)
+            ctx.check_size((rows, *extra), data.dtype)
+
+        rows = _sorted_rows(ctx.fail, ids, n, _bad_index(indices, limit), sized)
         k = math.prod(extra)
         # float16 sums in float32, as TensorFlow's CPU kernel.
         wide = np.float32 if data.dtype == np.float16 else data.dtype

@@ -390,6 +390,27 @@ def test_huge_num_segments_is_resource_exhausted():
     assert info.value.node_name == "big"
 
 
+@pytest.mark.parametrize("feed", [False, True])
+@pytest.mark.parametrize("builder", [mg.sparse_segment_sum, mg.sparse_segment_mean])
+def test_sparse_output_overflow_is_reported_before_a_bad_index(builder, feed):
+    # TensorFlow's testSegmentsInvalid8: the output [2**62, 4] overflows int64 before the
+    # bad index 2**62 - 1 is read ("Encountered overflow when multiplying"); past int64 is
+    # a ResourceExhaustedError here (semantics.md, huge outputs), in TensorFlow's words.
+    big = np.array([2**62 - 1], np.int64)
+    with pytest.raises(errors.ResourceExhaustedError) as info:
+        run(lambda d, i, s: builder(d, i, s, name="seg"), np.ones((10, 4), F), big, big,
+            feed=feed)  # fmt: skip
+    assert "Encountered overflow when multiplying 4611686018427387904 with 4" in str(info.value)
+    assert info.value.node_name == "seg"
+    # Under the cap but too large to allocate, also before the index.
+    ids = np.array([2**40], np.int64)
+    with pytest.raises(errors.ResourceExhaustedError, match="OOM when allocating"):
+        run(lambda d, i, s: builder(d, i, s), np.ones((10, 4), F), big, ids, feed=True)
+    # A bad index with an output that fits is still the index's error.
+    with pytest.raises(errors.InvalidArgumentError, match=r"indices\[0\] == 10 out of range"):
+        run(builder, np.ones((10, 4), F), np.array([10], np.int64), ids - 2**40 + 3, feed=feed)
+
+
 def test_inputs_are_not_mutated():
     data = np.arange(12.0, dtype=np.float32).reshape(6, 2)
     ids = np.array([3, 0, 3, -1, 1, 0], np.int32)
