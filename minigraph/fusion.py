@@ -14,6 +14,8 @@ before it and nothing else reads (or fetches) the values in between. The chain b
   output's trailing axes (a per-channel scale or bias), that operand tiled to the run, so
   NumPy's inner loop is not called once per repeat (when every op pairs elements as NumPy
   broadcasting does: BiasAdd in NHWC, not in NCHW);
+- on a GPU, runs the whole chain as one generated CUDA kernel where every op gives a C
+  expression for it (minigraph.fusion_cuda), else op by op as on the host;
 - on the CPU, walks large outputs in cache-sized blocks of rows, both cores at once, so
   that the chain reads and writes main memory once instead of once per op, when every op
   is ``exact`` (its results are correctly rounded on every code path: +, -, *, /, sqrt,
@@ -37,6 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import errors
+from .fusion_cuda import chain_kernel
 from .kernel import KernelContext
 from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
 from .runs import widened
@@ -101,6 +104,7 @@ class _Compiled(NamedTuple):
     in_blocks: bool  # may run block by block
     reusable: tuple[int, ...]  # inputs the first op may overwrite (see _output_buffer)
     shapes: dict[tuple[Shape, ...], Shape | None]  # input shapes -> result shape
+    device_kernel: Any  # CuPy: the chain as one generated kernel (fusion_cuda), or None
 
 
 @register_kernel(FUSED_OP, "CPU", "GPU")
@@ -124,6 +128,10 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
             ctx.check_size(shape, dtype)
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it
             return _unfused(ctx, inputs)
+    if compiled.device_kernel is not None:  # one launch, one pass over memory
+        out = _output_buffer(ctx, inputs, shape, dtype, compiled.reusable)
+        compiled.device_kernel(*inputs, out)
+        return out
     if size < _SMALL_SIZE and ctx.xp is np:  # nothing to reuse, widen or cut in blocks
         out = np.empty(shape, dtype)
         _run(compiled.calls, inputs, out)
@@ -160,6 +168,11 @@ def _compiled(ctx: KernelContext, num_inputs: int) -> _Compiled:
         in_blocks=host and all(op.exact for op in program),
         reusable=tuple(k for k in members[0].operands if k != ACC and reads.count(k) == 1),
         shapes={},
+        device_kernel=(
+            chain_kernel(members, ctx.attrs["T"].np, num_inputs)
+            if getattr(ctx.xp, "__name__", "") == "cupy"
+            else None
+        ),
     )
 
 

@@ -126,20 +126,37 @@ class Elementwise:
     whether with these attrs it pairs its operands' elements as NumPy broadcasting does
     (BiasAdd in NHWC), so that it may run on reshaped views of them (an op without a shape
     rule always does).
+
+    ``cuda(attrs, dtype)``: the op as one C expression for a generated GPU kernel
+    (minigraph.fusion_cuda), or None where it has none for this dtype. The expression
+    reads its operands as ``{0}`` and ``{1}``, values of the compute type ``C`` (``float``
+    for float16, else the dtype's own), and rounds any intermediate the kernel rounds with
+    ``R(v)`` (to the dtype and back), so that it gives the kernel's bits.
     """
 
     bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
     shape: Callable[..., tuple[int, ...] | None] | None = None
     exact: bool = False
     broadcasts: Callable[[Mapping[str, Any]], bool] | None = None
+    cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None
 
     @classmethod
-    def ufunc(cls, name: str, exact: bool = False) -> Elementwise:
+    def ufunc(
+        cls,
+        name: str,
+        exact: bool = False,
+        cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
+    ) -> Elementwise:
         """The op whose kernel is NumPy's (and CuPy's) ufunc ``name`` on one dtype."""
-        return cls(lambda xp, attrs: getattr(xp, name), exact=exact)
+        return cls(lambda xp, attrs: getattr(xp, name), exact=exact, cuda=cuda)
 
     @classmethod
-    def result(cls, fn: Callable[..., Any], exact: bool = False) -> Elementwise:
+    def result(
+        cls,
+        fn: Callable[..., Any],
+        exact: bool = False,
+        cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
+    ) -> Elementwise:
         """The op whose kernel computes ``fn(xp, attrs, *inputs)``: that result is copied
         into ``out``, cast as the kernel's ``astype`` casts it."""
 
@@ -149,7 +166,7 @@ class Elementwise:
 
             return into
 
-        return cls(bind, exact=exact)
+        return cls(bind, exact=exact, cuda=cuda)
 
 
 @dataclass(frozen=True)

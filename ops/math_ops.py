@@ -278,11 +278,21 @@ _EXACT_UFUNCS = frozenset(
 def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     """How elementwise fusion runs this op in place: the ufunc, or ``fn``'s result copied
     into the buffer (cast as the kernel casts it)."""
+    cuda = _cuda(fn)
     if isinstance(fn, str):
-        return Elementwise.ufunc(fn, exact=fn in _EXACT_UFUNCS)
+        return Elementwise.ufunc(fn, exact=fn in _EXACT_UFUNCS, cuda=cuda)
     if fn in _WRITE_OUT:
-        return Elementwise(lambda xp, attrs: lambda x, out: fn(xp, x, out=out))
-    return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args))
+        return Elementwise(lambda xp, attrs: lambda x, out: fn(xp, x, out=out), cuda=cuda)
+    return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda)
+
+
+def _cuda(fn: str | Callable[..., Any]) -> Callable[[Any, Any], str | None] | None:
+    """The op as a C expression for a fused GPU kernel (op_def.Elementwise.cuda), by dtype
+    kind: each mirrors the kernel above step by step, so a fused chain gives its bits."""
+    forms = _CUDA_FORMS.get(fn)  # type: ignore[call-overload]
+    if forms is None:
+        return None
+    return lambda attrs, dtype: forms.get(np.dtype(dtype).kind)
 
 
 # -- Integer checks and the kernels NumPy has no one ufunc for -------------------------------
@@ -383,6 +393,36 @@ _WRITE_OUT = frozenset({_sigmoid})
 def _round(xp: Any, x: Any) -> Any:
     # Half to even. TF's CPU kernel gives zeros for ints (a bug tf.round never reaches).
     return x.copy() if x.dtype.kind in "iu" else xp.rint(x)
+
+
+# Each op's C expression by dtype kind, for fused GPU kernels (see _cuda): mg_max and mg_min
+# are NumPy's maximum and minimum (NaN wins; minigraph.fusion_cuda defines them).
+_FLOAT_ONLY = {
+    name: {"f": f"{name}({{0}})"}
+    for name in ("sqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "floor", "ceil")
+}
+_CUDA_FORMS: dict[Any, dict[str, str]] = {
+    "add": dict.fromkeys("fiu", "{0} + {1}"),
+    "subtract": dict.fromkeys("fiu", "{0} - {1}"),
+    "multiply": dict.fromkeys("fiu", "{0} * {1}"),
+    "true_divide": {"f": "{0} / {1}"},
+    "maximum": dict.fromkeys("fiu", "mg_max({0}, {1})"),
+    "minimum": dict.fromkeys("fiu", "mg_min({0}, {1})"),
+    "power": {"f": "pow({0}, {1})"},
+    "negative": dict.fromkeys("fi", "-{0}"),
+    "absolute": {"f": "fabs({0})", "i": "({0} < C(0) ? -{0} : {0})"},
+    "square": dict.fromkeys("fiu", "{0} * {0}"),
+    "reciprocal": {"f": "C(1) / {0}"},
+    "rint": {"f": "rint({0})"},
+    **_FLOAT_ONLY,
+    _rsqrt: {"f": "C(1) / R(sqrt({0}))"},
+    _div_no_nan: {"f": "({1} == C(0) ? C(0) : {0} / {1})"},
+    _squared_difference: {"f": "R({0} - {1}) * R({0} - {1})"},
+    # max(e, x >= 0) / (1 + e), e = exp(-|x|) <= 1: the numerator is 1 or e (NaN: e).
+    _sigmoid: {"f": "({0} >= C(0) ? C(1) : R(exp(-fabs({0})))) / R(C(1) + R(exp(-fabs({0}))))"},
+    special.erf: {"f": "erf({0})"},
+    special.erfc: {"f": "erfc({0})"},
+}
 
 
 # -- Binary ops ------------------------------------------------------------------------------

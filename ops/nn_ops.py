@@ -111,6 +111,7 @@ BIAS_ADD = define_op(
         _bias_add_result,
         exact=True,
         broadcasts=lambda attrs: attrs["data_format"] == "NHWC",  # the bias pairs with dim -1
+        cuda=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
     ),
     doc="""
 Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1
@@ -185,6 +186,16 @@ def _relu6(xp: Any, x: Any, attrs: dict, out: Any) -> None:
     xp.minimum(out, out.dtype.type(6), out=out)  # NaN stays NaN; no ties but 6 with 6
 
 
+# Relu as a C expression for fused GPU kernels: -0.0 and NaN stay, as in _relu.
+_RELU = "({0} < C(0) ? C(0) : {0})"
+
+
+def _literal(value: float, dtype: Any) -> str:
+    """``value`` rounded to ``dtype`` (as NumPy's weak Python scalars are), as a C literal of
+    the compute type."""
+    return f"C({float(np.dtype(dtype).type(value))!r})"
+
+
 def _elu(xp: Any, x: Any, attrs: dict) -> Any:
     return select_bits(xp, x < 0, xp.expm1(xp.minimum(x, 0)), x)
 
@@ -200,7 +211,7 @@ def _leaky_relu(xp: Any, x: Any, attrs: dict) -> Any:
     alpha 1), so no np.where, which branches on each element (1.3 ns an element on random
     signs)."""
     alpha = x.dtype.type(attrs["alpha"])
-    scaled = x * alpha
+    scaled = xp.multiply(x, alpha, out=xp.empty_like(x))  # an array even when x is 0-d
     if 0 < alpha <= 1:
         return xp.maximum(x, scaled, out=scaled)
     if alpha > 1:
@@ -222,18 +233,24 @@ def activation(
     params: Sequence[tuple[str, Any]] = (("features", REQUIRED),),
     exact: bool = False,
     in_place: bool = False,
+    cuda: Callable[[Any, Any], str | None] | None = None,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one elementwise activation ``features -> activations``;
     returns (tf.compat.v1 builder, class). ``exact``: ``fn`` only compares, selects and
-    multiplies, so elementwise fusion may run it block by block. ``in_place``: ``fn`` is
+    multiplies, so elementwise fusion may run it block by block. ``cuda``: its C expression
+    for fused GPU kernels (op_def.Elementwise.cuda). ``in_place``: ``fn`` is
     ``fn(xp, x, attrs, out)`` and writes the result into ``out``, which may be ``x``: no
     temporary result, and the unfused kernel may overwrite a buffer it is handed."""
     elementwise: Elementwise
     if in_place:
-        elementwise = Elementwise(lambda xp, a: lambda x, out: fn(xp, x, a, out), exact=exact)
+        elementwise = Elementwise(
+            lambda xp, a: lambda x, out: fn(xp, x, a, out), exact=exact, cuda=cuda
+        )
     else:
-        elementwise = Elementwise.result(lambda xp, attrs, x: fn(xp, x, attrs), exact=exact)
+        elementwise = Elementwise.result(
+            lambda xp, attrs, x: fn(xp, x, attrs), exact=exact, cuda=cuda
+        )
     op_def = define_op(
         op_type,
         inputs=["features: T"],
@@ -264,6 +281,7 @@ relu, Relu = activation(
     builder="relu",
     exact=True,
     in_place=True,
+    cuda=lambda attrs, dtype: _RELU,
     doc="""
 ``max(features, 0)``; NaN stays NaN and -0.0 stays -0.0 (TensorFlow gives -0.0 or 0.0
 depending on its SIMD path).
@@ -283,6 +301,7 @@ relu6, Relu6 = activation(
     builder="relu6",
     exact=True,
     in_place=True,
+    cuda=lambda attrs, dtype: f"mg_min({_RELU}, C(6))",
     doc="``min(max(features, 0), 6)``; NaN stays NaN and -0.0 stays -0.0.",
 )
 elu, Elu = activation(
@@ -290,6 +309,7 @@ elu, Elu = activation(
     _elu,
     FLOAT,
     builder="elu",
+    cuda=lambda attrs, dtype: "({0} < C(0) ? expm1({0}) : {0})",
     doc="``features`` where positive, else ``exp(features) - 1``.",
 )
 selu, Selu = activation(
@@ -297,6 +317,10 @@ selu, Selu = activation(
     _selu,
     FLOAT,
     builder="selu",
+    cuda=lambda attrs, dtype: (
+        f"({{0}} < C(0) ? R({_literal(_SELU_SCALE * _SELU_ALPHA, dtype)} * R(expm1({{0}}))) "
+        f": R({_literal(_SELU_SCALE, dtype)} * {{0}}))"
+    ),
     doc="``scale * features`` where positive, else ``scale * alpha * (exp(features) - 1)``, "
     "with scale 1.0507009873554805 and alpha 1.6732632423543772.",
 )
@@ -308,6 +332,9 @@ leaky_relu, LeakyRelu = activation(
     attrs=["alpha: float = 0.2"],
     params=(("features", REQUIRED), ("alpha", 0.2)),
     exact=True,
+    cuda=lambda attrs, dtype: (
+        f"({{0}} > C(0) ? {{0}} : R({{0}} * {_literal(attrs['alpha'], dtype)}))"
+    ),
     doc="""
 ``features`` where positive, else ``alpha * features``.
 

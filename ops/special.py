@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from minigraph.ops.cuda_kernels import is_cupy
+
 __all__ = ["erf", "erfc"]
 
 # Erf and Erfc: Cephes' rational approximations (S. Moshier, ndtr.c; public domain),
@@ -135,10 +137,23 @@ def _erf_block(xp: Any, x64: Any, complement: bool, out: Any, split: bool) -> No
 
 
 def erf(xp: Any, x: Any) -> Any:
-    """erf(x) for a float array, in float64."""
+    """erf(x) for a float array, in float64 (on a GPU: CUDA's erf, as a fused chain's)."""
+    if is_cupy(xp):
+        return _cuda_special("erf", x)
     return _erf_regions(xp, x, complement=False)
 
 
 def erfc(xp: Any, x: Any) -> Any:
-    """erfc(x) = 1 - erf(x) for a float array, in float64, accurate where erf(x) is near 1."""
+    """erfc(x) = 1 - erf(x) for a float array, in float64, accurate where erf(x) is near 1
+    (on a GPU: CUDA's erfc, as a fused chain's)."""
+    if is_cupy(xp):
+        return _cuda_special("erfc", x)
     return _erf_regions(xp, x, complement=True)
+
+
+def _cuda_special(name: str, x: Any) -> Any:
+    """CuPy's own ``cupyx.scipy.special.<name>`` (one kernel, CUDA's function: within the
+    ulps docs/devices.md states), in float32 for float16 as fused chains compute it."""
+    from cupyx.scipy import special
+
+    return getattr(special, name)(x.astype(np.float32) if x.dtype == np.float16 else x)

@@ -138,3 +138,72 @@ def test_a_fused_chain_on_the_gpu_gives_the_unfused_bits(cupy):
     plain = mg.Session(g, device="/gpu:0", config=unfused).run(z, {x: feed})
     assert any(t[1] == "_FusedElementwise" and t[2].startswith("GPU") for t in meta.step_timings)
     assert fused.tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+def test_a_chain_of_every_kind_of_op_is_one_generated_kernel(cupy, monkeypatch, dtype):
+    """minigraph.fusion_cuda: one kernel for the whole chain, with the bits of the op-by-op
+    kernels (CuPy's ufuncs and the ops' own), NaN payloads aside (the GPU contract)."""
+    import op_helpers
+
+    from minigraph import fusion, fusion_cuda
+
+    monkeypatch.setattr(op_helpers, "REAL_GPU", True)
+    built = []
+
+    def chain_kernel(*args):
+        built.append(fusion_cuda.chain_kernel(*args))
+        return built[-1]
+
+    monkeypatch.setattr(fusion, "chain_kernel", chain_kernel)
+    rng = np.random.default_rng(3)
+    v = (rng.standard_normal((512, 64)) * 3).astype(dtype)
+    b = rng.standard_normal(64).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        v[0, :6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-3]
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.as_dtype(dtype), shape=[None, 64], name="x")
+        y = mg.maximum(mg.nn.bias_add(x * dtype(2), b) - x, x)
+        y = mg.nn.relu6(mg.minimum(mg.square(y), dtype(50)) + mg.negative(y))
+        if np.dtype(dtype).kind == "f":
+            y = mg.nn.leaky_relu(mg.tanh(mg.sigmoid(mg.exp(y / dtype(9)))) - dtype(0.7))
+            y = mg.nn.selu(mg.nn.elu(mg.erf(mg.sqrt(mg.abs(y) + dtype(1))) - dtype(0.9)))
+            y = mg.rsqrt(mg.log1p(mg.abs(y))) * mg.erfc(y)
+    off = mg.ConfigProto(graph_options=mg.GraphOptions(optimizer_options=mg.OptimizerOptions.off()))
+    fused = mg.Session(g, device="/gpu:0").run(y, {x: v})
+    plain = mg.Session(g, device="/gpu:0", config=off).run(y, {x: v})
+    assert built and None not in built  # every chain became one kernel
+    op_helpers.same_bits(fused, plain)
+
+
+@pytest.mark.parametrize(
+    "dtype, row",
+    [(np.float32, (16,)), (np.uint8, (3,)), (np.bool_, ()), (np.float64, (2, 3)), (np.int16, (5,))],
+)
+def test_stitch_on_the_device_gives_the_cpus_bits(dtype, row):
+    # Repeats within and across lists, scalars among the indices, rows of odd byte counts.
+    rng = np.random.default_rng(5)
+    sizes = [1000, 1, 0, 3000]
+    indices = [rng.integers(0, 2500, n).astype(np.int32) for n in sizes]
+    indices[1] = np.array(7, np.int32)
+    data = [(rng.standard_normal((*np.shape(i), *row)) * 9).astype(dtype) for i in indices]
+    cpu, gpu = _cpu_and_gpu(lambda: mg.dynamic_stitch(indices, data))
+    assert cpu.dtype == gpu.dtype and cpu.tobytes() == gpu.tobytes()
+    # The seed composition: distinct indices (the optimizer says so), every row named once.
+    x = rng.standard_normal((100000, *row)).astype(dtype)
+    p = rng.integers(0, 8, 100000).astype(np.int32)
+
+    def seed():
+        parts = mg.dynamic_partition(x, p, 8)
+        pos = mg.dynamic_partition(mg.range(100000), p, 8)
+        return mg.dynamic_stitch(pos, parts)
+
+    cpu, gpu = _cpu_and_gpu(seed)
+    assert gpu.tobytes() == x.tobytes() == cpu.tobytes()
+
+
+def test_a_fed_scalar_keeps_the_sign_of_zero():
+    # CuPy copies a 0-d host array through a Python scalar, which lost -0.0's sign.
+    cpu, gpu = _cpu_and_gpu(lambda: mg.identity(np.array(-0.0, np.float32)) * 1.0)
+    assert gpu.tobytes() == cpu.tobytes() == np.array(-0.0, np.float32).tobytes()
