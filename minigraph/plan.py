@@ -9,6 +9,7 @@ inputs a kernel may overwrite (forwarding).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -248,16 +249,27 @@ def _host_only(node: Node, input_devices: list[str]) -> bool:
     """Shape arithmetic: int32 results of host values stay on the host, as in TensorFlow.
 
     TensorFlow keeps int32 tensors of GPU ops in host memory; here an op whose inputs are
-    all on the host and whose outputs are all int32 runs on the CPU, unless a GPU was
-    requested for it explicitly.
+    all on the host and whose outputs are all int32 of a known shape of at most
+    _SHAPE_LIKE_ELEMENTS elements runs on the CPU, unless a GPU was requested for it
+    explicitly.
     """
     return (
         bool(node.inputs)
         and all(d == "CPU:0" for d in input_devices)
-        and all(s.dtype.name == "int32" for s in node.output_specs)
+        and all(s.dtype.name == "int32" and _small(s.shape) for s in node.output_specs)
         and "CPU" in node.op_def.kernels
         and parse_device(node.requested_device).device_type != "GPU"
     )
+
+
+# Shape arithmetic makes values of known, small shapes; an int32 op whose result may be
+# larger (a Range over a batch: the seed composition's positions) runs on the GPU instead,
+# rather than on the host and then copied there (16M positions: 25 ms on an H200 -> 1).
+_SHAPE_LIKE_ELEMENTS = 1024
+
+
+def _small(shape: Any) -> bool:
+    return shape.is_fully_defined() and math.prod(shape.dims) <= _SHAPE_LIKE_ELEMENTS
 
 
 def _place_on_cpu(node: Node) -> str:

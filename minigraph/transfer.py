@@ -51,4 +51,6 @@ def _copy_to_host_kernel(ctx: KernelContext, x: Any) -> Any:
 @register_kernel(COPY_OP, "GPU")
 def _copy_to_device_kernel(ctx: KernelContext, x: Any) -> Any:
     ctx.check_size(x.shape, x.dtype)
+    if x.ndim == 0:  # CuPy 14 copies a 0-d host array through a Python scalar: -0.0 became 0.0
+        return ctx.xp.array(x.reshape(1), copy=True).reshape(())
     return ctx.xp.array(x, copy=True)  # always a buffer of its own, even device to device

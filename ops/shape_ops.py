@@ -332,7 +332,8 @@ def _slice_kernel(ctx: KernelContext, x: Any, begin: Any, size: Any) -> Any:
         _slice_lengths_fail(ctx.fail, x.ndim, b.size, s.size)
     b = b.tolist()
     sizes = _slice_bounds(ctx.fail, x.shape, b, s.tolist())
-    return x[tuple(builtins.slice(i, i + n) for i, n in zip(b, sizes))]
+    out = x[tuple(builtins.slice(i, i + n) for i, n in zip(b, sizes))]
+    return np.asarray(out) if isinstance(out, np.generic) else out  # NumPy gives scalars
 
 
 Slice = make_wrapper_class(SLICE)
