@@ -666,18 +666,3 @@ def test_cli_run_and_trace_on_a_dask_scheduler(procs, tmp_path, capsys):
     rows = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert {"worker 0", "worker 1"} <= rows
     assert {"e", "f"} <= {e["name"] for e in events if e["ph"] == "X"}
-
-
-def test_the_python_examples_in_docs_distributed_md_run():
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "docs" / "distributed.md").read_text()
-    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
-    assert len(blocks) == 2
-    namespace: dict = {}
-    try:
-        for block in blocks:
-            exec(compile(block, "docs/distributed.md", "exec"), namespace)
-    finally:
-        if "client" in namespace:
-            namespace["client"].close()

@@ -193,7 +193,9 @@ def _tf_python():
 
 
 def _doc_block(containing):
-    blocks = [b.split("```", 1)[0] for b in DOC.read_text().split("```python\n")[1:]]
+    # After "```python" an info string may say what the block needs (tests/test_docs.py).
+    parts = DOC.read_text().split("```python")[1:]
+    blocks = [b.split("\n", 1)[1].split("```", 1)[0] for b in parts]
     (block,) = [b for b in blocks if containing in b]
     return block
 
@@ -205,7 +207,7 @@ def test_docs_freezing_recipe_runs_in_tensorflow_and_its_model_in_minigraph(tmp_
     if python is None:
         pytest.skip("TensorFlow is not installed (set MINIGRAPH_TF_PYTHON to a Python with it)")
     script = (
-        "import numpy as np\nimport tensorflow as tf\n"
+        "import numpy as np\n"
         + _doc_block("convert_variables_to_constants_v2")
         + "x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)\n"
         + "np.savez('keras.npz', x=x, y=model(x, training=False).numpy())\n"
@@ -217,13 +219,14 @@ def test_docs_freezing_recipe_runs_in_tensorflow_and_its_model_in_minigraph(tmp_
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "['x:0'] ['Identity:0']" in proc.stdout
-    shutil.copy(tmp_path / "model.pb", tmp_path / "frozen_mlp.pb")
     saved = np.load(tmp_path / "keras.npz")
     namespace = {"x_value": saved["x"]}
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        block = _doc_block('"frozen_mlp.pb"').replace("np.ones((2, 8), np.float32)", "x_value")
+        block = _doc_block('import_graph_def("model.pb"').replace(
+            "np.ones((2, 8), np.float32)", "x_value"
+        )
         exec(compile(block, str(DOC), "exec"), namespace)
     finally:
         os.chdir(cwd)
