@@ -31,6 +31,7 @@ from minigraph.distributed.executor import _worker_order, _workers_info  # noqa:
 from minigraph.registry import OPS  # noqa: E402
 
 _TEST_PID = os.getpid()
+_SLEEPS_STARTED: list[int] = []  # _DaskSleep appends here when it starts (in-process workers)
 
 
 # -- test ops (names start with "_": not public) -------------------------------------------
@@ -73,6 +74,7 @@ def _declare_test_ops() -> None:
             import distributed as _d
 
             _d.get_worker()
+            _SLEEPS_STARTED.append(1)
             _time.sleep(ctx.attrs["seconds"])
         except (ImportError, ValueError):
             pass  # not in a Dask worker: no sleep
@@ -542,12 +544,21 @@ def test_closing_the_cluster_mid_run_is_unavailable_error_naming_the_node():
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
         client = distributed.Client(cluster)
         sess = mg.Session(g, executor=DaskExecutor(client))
-        timer = threading.Timer(0.2, cluster.close)
-        timer.start()
+        _SLEEPS_STARTED.clear()
+
+        def close_once_running():
+            deadline = time.monotonic() + 30
+            while not _SLEEPS_STARTED and time.monotonic() < deadline:
+                time.sleep(0.01)
+            cluster.close()
+
+        closer = threading.Thread(target=close_once_running)
+        closer.start()
         with pytest.raises(errors.UnavailableError, match="while the run waited") as e:
             sess.run(t, {a: np.ones(2, np.float32)})  # Dask's ClosedClientError before
-        timer.join()
+        closer.join()
         client.close()
+    assert _SLEEPS_STARTED  # the cluster closed while the node ran
     assert "was shut down" in str(e.value)
     assert e.value.node_name == "after_sleep"  # the fetch it waited for
 
