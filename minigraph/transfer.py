@@ -16,7 +16,7 @@ from .kernel import KernelContext
 from .registry import define_op, register_kernel
 from .shapes import TensorShape
 
-__all__ = ["COPY_OP", "to_host"]
+__all__ = ["COPY_OP", "to_device", "to_host"]
 
 COPY_OP = "_Copy"
 
@@ -27,6 +27,14 @@ def to_host(x: Any) -> np.ndarray:
         return x
     get = getattr(x, "get", None)
     return get() if get is not None else np.asarray(x)
+
+
+def to_device(xp: Any, x: Any) -> Any:
+    """A copy of ``x`` in ``xp``'s memory. CuPy 14 copies a 0-d host array through a Python
+    scalar, which turned -0.0 into 0.0 on an H200: a 0-d value travels as one element."""
+    if x.ndim == 0:
+        return xp.array(x.reshape(1), copy=True).reshape(())
+    return xp.array(x, copy=True)
 
 
 def _copy_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
@@ -51,6 +59,4 @@ def _copy_to_host_kernel(ctx: KernelContext, x: Any) -> Any:
 @register_kernel(COPY_OP, "GPU")
 def _copy_to_device_kernel(ctx: KernelContext, x: Any) -> Any:
     ctx.check_size(x.shape, x.dtype)
-    if x.ndim == 0:  # CuPy 14 copies a 0-d host array through a Python scalar: -0.0 became 0.0
-        return ctx.xp.array(x.reshape(1), copy=True).reshape(())
-    return ctx.xp.array(x, copy=True)  # always a buffer of its own, even device to device
+    return to_device(ctx.xp, x)  # always a buffer of its own, even device to device

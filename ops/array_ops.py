@@ -20,6 +20,7 @@ from minigraph.ops.common import INDEX_TYPES, host_array, same_shape, shape_str
 from minigraph.registry import define_op, register_kernel
 from minigraph.scope import current_scope
 from minigraph.shapes import TensorShape, as_shape, unknown_shape, with_rank
+from minigraph.transfer import to_device
 from minigraph.wrappers import (
     apply_op,
     as_output,
@@ -71,7 +72,7 @@ def _const_kernel(ctx: KernelContext) -> Any:
     # Copied to the device once per plan; plans never let a kernel write a constant.
     on_device = ctx.memo.get("value")
     if on_device is None:
-        on_device = ctx.memo["value"] = ctx.xp.asarray(value)
+        on_device = ctx.memo["value"] = to_device(ctx.xp, value)
     return on_device
 
 
