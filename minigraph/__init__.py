@@ -82,7 +82,6 @@ from .ops.conv_ops import (  # noqa: E402  (the op library needs the runtime abo
     conv2d,
 )
 from .ops.data_flow_ops import (  # noqa: E402  (the op library needs the runtime above)
-    dynamic_partition,
     dynamic_stitch,
     parallel_dynamic_stitch,
 )
@@ -140,6 +139,9 @@ from .ops.math_ops import (  # noqa: E402  (the op library needs the runtime abo
 )
 from .ops.pad_ops import (  # noqa: E402  (the op library needs the runtime above)
     pad,
+)
+from .ops.partition_ops import (  # noqa: E402  (the op library needs the runtime above)
+    dynamic_partition,
 )
 from .ops.reduction_ops import (  # noqa: E402  (the op library needs the runtime above)
     argmax,

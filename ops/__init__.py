@@ -16,6 +16,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     math_ops,
     nn_ops,
     pad_ops,
+    partition_ops,
     reduction_ops,
     scatter_ops,
     segment_ops,
@@ -33,6 +34,7 @@ from minigraph.ops.loss_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
+from minigraph.ops.partition_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
 from minigraph.ops.segment_ops import *  # noqa: F403
@@ -55,6 +57,7 @@ FAMILIES = (
     conv_ops,
     spacetobatch_ops,
     data_flow_ops,
+    partition_ops,
     segment_ops,
     scatter_ops,
 )

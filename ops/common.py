@@ -27,6 +27,8 @@ __all__ = [
     "INTEGER",
     "type_set",
     "host_array",
+    "as_rows",
+    "from_rows",
     "axis_value",
     "same_shape",
     "first_bad_index",
@@ -113,6 +115,19 @@ def shape_str(dims: Sequence[int]) -> str:
 # An unsigned word of each size: NumPy gathers, scatters and copies one such element about
 # as fast as one number, so rows of 1, 2, 4 or 8 bytes move as words.
 WORDS = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def as_rows(xp: Any, x: Any, n: int, row: int) -> Any:
+    """``x`` as ``n`` rows: one unsigned word per row when a row is 1, 2, 4 or 8 bytes, else
+    an ``[n, row]`` array. The word view makes gathers and scatters 1-D, 2-5x faster."""
+    rows = xp.ascontiguousarray(x).reshape(n, row)
+    word = WORDS.get(row * rows.itemsize)
+    return rows if word is None else rows.view(word).reshape(n)
+
+
+def from_rows(rows: Any, dtype: Any, extra: tuple[int, ...]) -> Any:
+    """The inverse of :func:`as_rows`: ``len(rows)`` rows of shape ``extra`` and ``dtype``."""
+    return rows.view(dtype).reshape((rows.shape[0], *extra))
 
 
 def row_element(nbytes: int) -> np.dtype:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import minigraph as mg
 from minigraph import errors, kernel, ops
-from minigraph.ops import common, data_flow_ops
+from minigraph.ops import common, data_flow_ops, partition_ops
 
 pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
 
@@ -609,8 +609,8 @@ def test_partition_in_blocks(monkeypatch, dtype, n, ids, block_bytes, sort_rows)
     # or from all. 256 partitions still sort 8-bit keys, 257 need 16 bits. The blocks go
     # to both cores, each writing its stretch of the scratch buffer.
     monkeypatch.setattr(kernel, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", sort_rows)
+    monkeypatch.setattr(partition_ops, "_PARTITION_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(partition_ops, "_PARTITION_SORT_ROWS", sort_rows)
     rng = np.random.default_rng(n)
     size = 2001
     if ids == "random":
@@ -631,8 +631,8 @@ def test_partition_sort_block_edges(monkeypatch, size, segments):
     # The blocked counting sort: blocks of 64 rows (the last one full, short or alone),
     # at most ``segments`` (block, partition) segments (2: too few for two blocks of
     # 8 partitions, so one sort of all rows); the first and last partitions empty.
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_SEGMENTS", segments)
+    monkeypatch.setattr(partition_ops, "_PARTITION_SORT_ROWS", 64)
+    monkeypatch.setattr(partition_ops, "_PARTITION_SEGMENTS", segments)
     rng = np.random.default_rng(size)
     p = rng.integers(1, 7, size=size).astype(np.int32)
     data = rng.standard_normal(size).astype(np.float64)
@@ -647,7 +647,7 @@ def test_partition_sort_block_edges(monkeypatch, size, segments):
 def test_partition_sort_names_the_first_bad_id(monkeypatch, bad, shared):
     # The blocked sort checks ids block by block, the blocks on both cores; the error
     # still names the first bad entry in flat order, as TensorFlow does.
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
+    monkeypatch.setattr(partition_ops, "_PARTITION_SORT_ROWS", 64)
     p = (np.arange(1000) % 8).astype(np.int32).reshape(10, 100)
     for pos, value in bad:
         p.flat[pos] = value
@@ -668,7 +668,7 @@ def test_partition_under_a_cap_the_input_is_over(monkeypatch, n, any_device):
     # Each output is under the Session's cap; the input (and the sort's buffers) are not.
     if any_device == "gpu":
         pytest.skip("the feed's copy to the device is an allocation under the cap")
-    monkeypatch.setattr(data_flow_ops, "_PARTITION_SORT_ROWS", 64)
+    monkeypatch.setattr(partition_ops, "_PARTITION_SORT_ROWS", 64)
     x = np.arange(4000, dtype=np.float32)
     p = (np.arange(4000) % n).astype(np.int32)
     g = mg.Graph()
