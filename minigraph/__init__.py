@@ -170,9 +170,6 @@ from .ops.segment_ops import (  # noqa: E402  (the op library needs the runtime 
     segment_min,
     segment_prod,
     segment_sum,
-    sparse_segment_mean,
-    sparse_segment_sqrt_n,
-    sparse_segment_sum,
     unsorted_segment_max,
     unsorted_segment_min,
     unsorted_segment_prod,
@@ -201,6 +198,11 @@ from .ops.slice_ops import (  # noqa: E402  (the op library needs the runtime ab
 from .ops.spacetobatch_ops import (  # noqa: E402  (the op library needs the runtime above)
     batch_to_space_nd,
     space_to_batch_nd,
+)
+from .ops.sparse_segment_ops import (  # noqa: E402  (the op library needs the runtime above)
+    sparse_segment_mean,
+    sparse_segment_sqrt_n,
+    sparse_segment_sum,
 )
 
 __version__ = "0.1.0"

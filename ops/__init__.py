@@ -23,6 +23,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     shape_ops,
     slice_ops,
     spacetobatch_ops,
+    sparse_segment_ops,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
@@ -41,6 +42,7 @@ from minigraph.ops.segment_ops import *  # noqa: F403
 from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
+from minigraph.ops.sparse_segment_ops import *  # noqa: F403
 
 FAMILIES = (
     array_ops,
@@ -59,6 +61,7 @@ FAMILIES = (
     data_flow_ops,
     partition_ops,
     segment_ops,
+    sparse_segment_ops,
     scatter_ops,
 )
 

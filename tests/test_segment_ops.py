@@ -423,13 +423,13 @@ def test_inputs_are_not_mutated():
 
 
 def test_chunked_cpu_folds_keep_row_order(monkeypatch):
-    from minigraph.ops import segment_ops
+    from minigraph.ops import segment_reduce
 
     rng = np.random.default_rng(3)
     data = rng.standard_normal((40, 3)).astype(np.float32)
     ids = np.sort(rng.integers(0, 4, 40)).astype(np.int32)
     whole = run(mg.segment_sum, data, ids), run(mg.sparse_segment_sum, data, np.arange(40), ids)
-    monkeypatch.setattr(segment_ops, "_AT_CHUNK", 4)  # a couple of rows per ufunc.at call
+    monkeypatch.setattr(segment_reduce, "_AT_CHUNK", 4)  # a couple of rows per ufunc.at call
     chunked = run(mg.segment_sum, data, ids), run(mg.sparse_segment_sum, data, np.arange(40), ids)
     for a, b in zip(whole, chunked):
         np.testing.assert_array_equal(a, b)
@@ -447,7 +447,7 @@ def test_float_sums_are_deterministic():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
 def test_max_min_sorting_fallback_matches_atomics(monkeypatch, dtype):
     # Where CuPy has no atomic for a dtype or size, Max/Min fold by sorting instead.
-    from minigraph.ops import segment_ops
+    from minigraph.ops import segment_reduce
 
     rng = np.random.default_rng(7)
     data = values(rng, (30, 3), dtype, special=True)
@@ -462,7 +462,7 @@ def test_max_min_sorting_fallback_matches_atomics(monkeypatch, dtype):
         (mg.segment_min, (data, sorted_ids)),
     ]
     atomics = [run(b, *a) for b, a in builds]
-    monkeypatch.setattr(segment_ops, "_extremum_at", lambda *a: None)
+    monkeypatch.setattr(segment_reduce, "_extremum_at", lambda *a: None)
     for (b, a), want in zip(builds, atomics):
         got = run(b, *a)
         np.testing.assert_array_equal(got, want)

@@ -2,7 +2,7 @@
 
 Float NaN and signed-zero cases of the sorted Segment Max/Min use fewer than 8 columns:
 wider rows go through Eigen's vectorised reduction, whose NaN and zero handling depends on
-the CPU's vector width (minigraph keeps TensorFlow's scalar rule; ops/segment_ops.py).
+the CPU's vector width (minigraph keeps TensorFlow's scalar rule; ops/segment_reduce.py).
 """
 
 from __future__ import annotations
