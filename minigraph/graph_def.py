@@ -28,15 +28,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from . import config, dtypes, errors
 from .devices import parse_device
 from .graph import Graph, Operation, Output, provide
-from .kernel import check_output_size
-from .op_def import AttrDef, group_listed_inputs
+from .op_def import group_listed_inputs
 from .registry import OPS
-from .shapes import TensorShape
+from .tf_proto import Fail, attr_from_proto, attr_to_proto, attr_value_kind, generic_attr, protos
 
 __all__ = [
     "import_graph_def",
@@ -48,8 +45,6 @@ __all__ = [
     "TF_ONLY_ATTR_DEFAULTS",
     "GRAPH_DEF_VERSION",
 ]
-
-EXTRA_HINT = "requires the 'tensorboard' extra: pip install 'minigraph[tensorboard]'"
 
 # The GraphDef version TensorFlow 2.21 writes (tf.version.GRAPH_DEF_VERSION); exports say so.
 GRAPH_DEF_VERSION = 2474
@@ -91,253 +86,6 @@ TF_ONLY_ATTR_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _protos() -> Any:
-    """tensorboard's protobuf modules, or an ImportError naming the extra."""
-    try:
-        from tensorboard.compat.proto import (
-            attr_value_pb2,
-            graph_pb2,
-            node_def_pb2,
-            tensor_pb2,
-            tensor_shape_pb2,
-            types_pb2,
-            versions_pb2,
-        )
-    except ImportError as e:
-        raise ImportError(f"TensorFlow GraphDef support {EXTRA_HINT} ({e})") from None
-
-    class P:
-        pass
-
-    p = P()
-    for m in (
-        attr_value_pb2,
-        graph_pb2,
-        node_def_pb2,
-        tensor_pb2,
-        tensor_shape_pb2,
-        types_pb2,
-        versions_pb2,
-    ):
-        setattr(p, m.__name__.rsplit(".", 1)[1], m)
-    return p
-
-
-# -- dtypes --------------------------------------------------------------------------
-
-_ENUM_NAMES = {
-    "float16": "DT_HALF",
-    "float32": "DT_FLOAT",
-    "float64": "DT_DOUBLE",
-    "int8": "DT_INT8",
-    "int16": "DT_INT16",
-    "int32": "DT_INT32",
-    "int64": "DT_INT64",
-    "uint8": "DT_UINT8",
-    "uint16": "DT_UINT16",
-    "uint32": "DT_UINT32",
-    "uint64": "DT_UINT64",
-    "bool": "DT_BOOL",
-    "complex64": "DT_COMPLEX64",
-    "complex128": "DT_COMPLEX128",
-}
-
-
-def _dtype_to_enum(p: Any, dt: dtypes.DType) -> int:
-    return int(p.types_pb2.DataType.Value(_ENUM_NAMES[dt.name]))
-
-
-def _enum_to_dtype(p: Any, enum: int, fail: Any, what: str) -> dtypes.DType:
-    names = p.types_pb2.DataType
-    try:
-        tf_name = names.Name(enum)
-    except ValueError:
-        return fail(f"{what}: unknown DataType enum {enum}")
-    if tf_name.endswith("_REF"):
-        return fail(
-            f"{what}: reference dtype {tf_name} ({enum}) is not supported: minigraph has no "
-            "reference tensors (freeze the graph's variables into constants)"
-        )
-    for mg_name, name in _ENUM_NAMES.items():
-        if name == tf_name:
-            return dtypes.as_dtype(mg_name)
-    return fail(f"{what}: TensorFlow dtype {tf_name} ({enum}) is not supported by minigraph")
-
-
-# -- reading protos --------------------------------------------------------------------
-
-
-class _Fail:
-    """Raises InvalidArgumentError (or another OpError) about one node of the GraphDef."""
-
-    def __init__(self, node: str = "", op: str = "") -> None:
-        self.node, self.op = node, op
-
-    def __call__(self, msg: str, error: type[errors.OpError] = errors.InvalidArgumentError) -> Any:
-        where = f"GraphDef node '{self.node}'" if self.node else "GraphDef"
-        raise error(f"{where}: {msg}", self.node, self.op)
-
-
-# NumPy's most dims (NPY_MAXDIMS: 32 before NumPy 2, 64 since); TensorFlow allows 254.
-NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
-
-
-def _shape_from_proto(proto: Any, fail: _Fail, what: str) -> TensorShape:
-    if proto.unknown_rank:
-        if len(proto.dim):  # TensorFlow's check (PartialTensorShape::IsValidShape)
-            fail(
-                f"{what}: An unknown shape must not have any dimensions set "
-                f"(unknown_rank is set and {len(proto.dim)} dims are listed)"
-            )
-        return TensorShape(None)
-    if len(proto.dim) > NUMPY_MAX_DIMS:
-        fail(f"{what}: a shape of {len(proto.dim)} dims; at most {NUMPY_MAX_DIMS} are supported")
-    dims: list[int | None] = []
-    for d in proto.dim:
-        if d.size < -1:
-            fail(f"{what}: dimension {d.size} is invalid (sizes are >= 0, or -1 for unknown)")
-        dims.append(None if d.size == -1 else int(d.size))
-    return TensorShape(dims)
-
-
-# TensorProto value fields by dtype, as TensorFlow's tensor_util reads them.
-_VALUE_FIELDS = {
-    "float16": "half_val",
-    "float32": "float_val",
-    "float64": "double_val",
-    "int8": "int_val",
-    "int16": "int_val",
-    "int32": "int_val",
-    "uint8": "int_val",
-    "uint16": "int_val",
-    "int64": "int64_val",
-    "uint32": "uint32_val",
-    "uint64": "uint64_val",
-    "bool": "bool_val",
-    "complex64": "scomplex_val",
-    "complex128": "dcomplex_val",
-}
-
-
-def tensor_from_proto(p: Any, proto: Any, fail: _Fail, what: str = "tensor") -> np.ndarray:
-    """A read-only array from a TensorProto, in any of its encodings."""
-    dt = _enum_to_dtype(p, proto.dtype, fail, what)
-    shape = _shape_from_proto(proto.tensor_shape, fail, what)
-    if shape.dims is None or None in shape.dims:
-        fail(f"{what}: a tensor value needs a fully known shape, got {shape}")
-    dims = [int(d) for d in shape.dims]  # type: ignore[union-attr, arg-type]
-    # Before any bytes are made: a few values may stand for a huge tensor (TF repeats the last).
-    count = check_output_size(dims, dt.size, fail.node, fail.op)
-    if proto.tensor_content:
-        raw = proto.tensor_content
-        if len(raw) != count * dt.size:
-            fail(
-                f"{what}: tensor_content has {len(raw)} bytes, "
-                f"{dt.name}{dims} needs {count * dt.size}"
-            )
-        arr = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np)
-    else:
-        field = _VALUE_FIELDS[dt.name]
-        values = list(getattr(proto, field))
-        if dt.is_complex:
-            if len(values) % 2:
-                fail(f"{what}: {field} has an odd number of floats ({len(values)})")
-            flat = np.asarray(values, dtype=dt.np.type(0).real.dtype).reshape(-1, 2)
-            vals = flat[:, 0] + 1j * flat[:, 1]
-        elif dt == dtypes.float16:
-            vals = np.asarray(values, dtype=np.int64).astype(np.uint16).view(np.float16)
-        else:
-            vals = np.asarray(values)
-        others = [f for f in set(_VALUE_FIELDS.values()) if f != field and len(getattr(proto, f))]
-        if proto.string_val:
-            others.append("string_val")
-        if others:
-            fail(f"{what}: a {dt.name} tensor has values in {sorted(others)}, expected {field}")
-        if len(vals) > count:
-            fail(f"{what}: {field} has {len(vals)} values, {dt.name}{dims} holds {count}")
-        try:
-            arr = np.empty(count, dt.np)
-        except MemoryError:  # under the cap, yet the process cannot map it (ulimit -v)
-            fail(
-                f"{what}: OOM when allocating tensor with shape {dims}: "
-                f"{count * dt.size} bytes needed",
-                errors.ResourceExhaustedError,
-            )
-        if len(vals) == 0:
-            arr.fill(0)
-        else:
-            with np.errstate(all="ignore"):
-                arr[: len(vals)] = vals.astype(dt.np)
-            arr[len(vals) :] = arr[len(vals) - 1]  # TF repeats the last value
-    arr = arr.reshape(dims)
-    arr.flags.writeable = False
-    return arr
-
-
-def _attr_value_kind(value: Any) -> str:
-    return value.WhichOneof("value") or "list"  # an empty AttrValue reads as an empty list
-
-
-def _attr_from_proto(p: Any, a: AttrDef, value: Any, fail: _Fail) -> Any:
-    which = _attr_value_kind(value)
-    field = {
-        "type": "type",
-        "int": "i",
-        "float": "f",
-        "bool": "b",
-        "string": "s",
-        "shape": "shape",
-        "tensor": "tensor",
-        "list(int)": "list",
-        "list(type)": "list",
-    }[a.kind]
-    if which != field:
-        fail(f"attr '{a.name}' must be a {a.kind} (AttrValue.{field}), got AttrValue.{which}")
-    what = f"attr '{a.name}'"
-    if a.kind == "type":
-        return _enum_to_dtype(p, value.type, fail, what)
-    if a.kind == "int":
-        return int(value.i)
-    if a.kind == "float":
-        # TF keeps float attrs as float32: read back the shortest decimal (0.1, not 0.100000001)
-        return float(str(np.float32(value.f)))
-    if a.kind == "bool":
-        return bool(value.b)
-    if a.kind == "string":
-        try:
-            return value.s.decode("utf-8")
-        except UnicodeDecodeError:
-            return fail(f"{what} is not UTF-8 text")
-    if a.kind == "shape":
-        return _shape_from_proto(value.shape, fail, what)
-    if a.kind == "tensor":
-        return tensor_from_proto(p, value.tensor, fail, what)
-    lst = value.list
-    field = "type" if a.kind == "list(type)" else "i"
-    for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
-        if other != field and len(getattr(lst, other)):
-            fail(f"{what} must be a {a.kind}, got a list of {other}")
-    if a.kind == "list(type)":
-        return tuple(_enum_to_dtype(p, v, fail, what) for v in lst.type)
-    return tuple(int(v) for v in lst.i)
-
-
-def _generic_attr(p: Any, value: Any) -> Any:
-    """An AttrValue as plain Python, to compare with TF_ONLY_ATTR_DEFAULTS."""
-    which = _attr_value_kind(value)
-    if which == "list":
-        for f in ("s", "i", "f", "b", "type"):
-            items = list(getattr(value.list, f))
-            if items:
-                return [v.decode("utf-8", "replace") if f == "s" else v for v in items]
-        return []
-    if which == "s":
-        return value.s.decode("utf-8", "replace")
-    if which in ("i", "f", "b", "type"):
-        return getattr(value, which)
-    return object()  # shapes, tensors, funcs: never a TF-only default here
-
-
 # -- parsing ---------------------------------------------------------------------------
 
 
@@ -348,7 +96,7 @@ def parse_graph_def(graph_def: Any) -> Any:
     Anything else (a TensorProto, the GraphDef class itself), a path that is not a readable
     file, a file too large to be a GraphDef and malformed contents are mg.errors.
     """
-    p = _protos()
+    p = protos()
     if isinstance(graph_def, p.graph_pb2.GraphDef):
         return graph_def
     text = False
@@ -426,7 +174,7 @@ def _read_graph_def_file(path: str | os.PathLike) -> tuple[bytes, bool]:
         raise errors.NotFoundError(f"cannot read GraphDef file {name}: {e.strerror}") from None
 
 
-def _unsupported_reason(op: str) -> str | None:
+def unsupported_reason(op: str) -> str | None:
     if op in CONTROL_FLOW_OPS or op.startswith("TensorList"):
         return "control flow (unroll loops; see docs/tensorflow.md)"
     if op not in OPS or op.startswith("_"):
@@ -439,7 +187,7 @@ def op_support(graph_def: Any) -> list[tuple[str, int, bool, str]]:
     gd = parse_graph_def(graph_def)
     rows: dict[str, list[Any]] = {}
     for node in gd.node:
-        ok = _unsupported_reason(node.op) is None
+        ok = unsupported_reason(node.op) is None
         row = rows.setdefault(node.op, [node.op, 0, ok, node.name])
         row[1] += 1
     return [tuple(r) for r in rows.values()]  # type: ignore[misc]
@@ -449,7 +197,7 @@ def _check_supported(gd: Any) -> None:
     missing = [r for r in op_support(gd) if not r[2]]
     if not missing:
         return
-    parts = [f"{op} (e.g. node '{node}'; {_unsupported_reason(op)})" for op, _, _, node in missing]
+    parts = [f"{op} (e.g. node '{node}'; {unsupported_reason(op)})" for op, _, _, node in missing]
     raise errors.UnimplementedError(
         f"GraphDef uses {len(missing)} op type(s) that minigraph cannot run: " + ", ".join(parts),
         missing[0][3],
@@ -471,7 +219,7 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
     """The GraphDef's nodes, inputs first (stable); a missing input or a cycle is an error."""
     by_name: dict[str, Any] = {}
     for node in gd.node:
-        fail = _Fail(node.name, node.op)
+        fail = Fail(node.name, node.op)
         if not node.name or node.name.startswith("/") or any(c in node.name for c in ":^"):
             fail(f"invalid node name {node.name!r}")
         if node.name in by_name:
@@ -487,7 +235,7 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
             if key in mapped:
                 continue
             if src not in by_name:
-                _Fail(node.name, node.op)(f"input '{ref}' names no node of the GraphDef")
+                Fail(node.name, node.op)(f"input '{ref}' names no node of the GraphDef")
             deps.add(src)
         waiting[node.name] = len(deps)
         for src in deps:
@@ -518,7 +266,7 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
                     g.add_edge(src, n)
         cycle = [u for u, _ in nx.find_cycle(g, source=stuck[0])]
         first = by_name[cycle[0]]
-        _Fail(first.name, first.op)("the GraphDef has a cycle: " + " -> ".join(cycle + [cycle[0]]))
+        Fail(first.name, first.op)("the GraphDef has a cycle: " + " -> ".join(cycle + [cycle[0]]))
     return order
 
 
@@ -558,7 +306,7 @@ def import_graph_def(
     from .wrappers import as_output, check_attrs, convert_inputs
 
     del op_dict, producer_op_list
-    p = _protos()
+    p = protos()
     gd = parse_graph_def(graph_def)
     scope = current_scope()
     graph = scope.graph
@@ -640,7 +388,7 @@ def _import_node(
 
     op_def = OPS[nd.op]
     name = full(nd.name)
-    fail = _Fail(name, nd.op)
+    fail = Fail(name, nd.op)
     if name in graph:
         fail(f"a node named '{name}' is already in the graph", errors.InvalidArgumentError)
     known = {a.name: a for a in op_def.attrs}
@@ -650,12 +398,12 @@ def _import_node(
         if key.startswith("_"):
             continue
         if key in known:
-            attrs[key] = _attr_from_proto(p, known[key], value, fail)
+            attrs[key] = attr_from_proto(p, known[key], value, fail)
             continue
-        if _attr_value_kind(value) == "func":
+        if attr_value_kind(value) == "func":
             fail(f"attr '{key}' is a function (AttrValue.func); minigraph runs no functions")
         default = TF_ONLY_ATTR_DEFAULTS.get(key, _MISSING)
-        got = _generic_attr(p, value)
+        got = generic_attr(p, value)
         if default is _MISSING or got != default:
             fail(
                 f"{nd.op} has no attr named '{key}' in minigraph (only TensorFlow's default "
@@ -712,58 +460,6 @@ def _import_node(
 _MISSING = object()
 
 
-# -- export ----------------------------------------------------------------------------
-
-
-def _shape_to_proto(p: Any, shape: Any) -> Any:
-    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
-    proto = p.tensor_shape_pb2.TensorShapeProto()
-    if shape.dims is None:
-        proto.unknown_rank = True
-    else:
-        for d in shape.dims:
-            proto.dim.add(size=-1 if d is None else int(d))
-    return proto
-
-
-def tensor_to_proto(p: Any, value: np.ndarray) -> Any:
-    """A TensorProto of ``value``: dtype, shape and little-endian ``tensor_content``."""
-    arr = np.asarray(value)
-    dt = dtypes.as_dtype(arr.dtype)
-    proto = p.tensor_pb2.TensorProto(dtype=_dtype_to_enum(p, dt))
-    proto.tensor_shape.CopyFrom(_shape_to_proto(p, list(arr.shape)))
-    little = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False)
-    proto.tensor_content = little.tobytes()
-    return proto
-
-
-def _attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
-    av = p.attr_value_pb2.AttrValue()
-    if a.kind == "type":
-        av.type = _dtype_to_enum(p, value)
-    elif a.kind == "int":
-        av.i = int(value)
-    elif a.kind == "float":
-        av.f = float(value)
-    elif a.kind == "bool":
-        av.b = bool(value)
-    elif a.kind == "string":
-        av.s = str(value).encode("utf-8")
-    elif a.kind == "shape":
-        av.shape.CopyFrom(_shape_to_proto(p, value))
-    elif a.kind == "tensor":
-        av.tensor.CopyFrom(tensor_to_proto(p, value))
-    elif a.kind == "list(int)":
-        av.list.SetInParent()
-        av.list.i.extend(int(v) for v in value)
-    elif a.kind == "list(type)":
-        av.list.SetInParent()
-        av.list.type.extend(_dtype_to_enum(p, v) for v in value)
-    else:  # pragma: no cover - a new attr kind must be added here
-        raise errors.UnimplementedError(f"cannot export attr kind {a.kind!r}")
-    return av
-
-
 def as_graph_def(graph: Graph) -> Any:
     """The graph as a tensorboard GraphDef that TensorFlow imports and runs.
 
@@ -772,7 +468,7 @@ def as_graph_def(graph: Graph) -> Any:
     AttrValue types; tensors go in ``tensor_content``. ``versions.producer`` is
     :data:`GRAPH_DEF_VERSION` (TensorFlow 2.21's).
     """
-    p = _protos()
+    p = protos()
     gd = p.graph_pb2.GraphDef()
     gd.versions.producer = GRAPH_DEF_VERSION
     for node in graph.nodes():
@@ -787,7 +483,7 @@ def as_graph_def(graph: Graph) -> Any:
             nd.input.append(x.node.name if x.index == 0 else x.name)
         nd.input.extend(f"^{c.name}" for c in node.control_inputs)
         for a in node.op_def.attrs:
-            nd.attr[a.name].CopyFrom(_attr_to_proto(p, a, node.attrs[a.name]))
+            nd.attr[a.name].CopyFrom(attr_to_proto(p, a, node.attrs[a.name]))
     return gd
 
 

@@ -147,7 +147,7 @@ def load_graph(name: str) -> Any:
 def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
     """(op, count, supported, first node) per op type of a graph file, in first-use order,
     read without building the graph (so a graph minigraph cannot run can be checked)."""
-    from .graph_def import _unsupported_reason, op_support
+    from .graph_def import op_support, unsupported_reason
 
     path = Path(name)
     _refuse_non_graphs(path)
@@ -171,7 +171,7 @@ def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
                 rows[seen[op]] = (op, row[1] + 1, row[2], row[3])
             else:
                 seen[op] = len(rows)
-                rows.append((op, 1, _unsupported_reason(op) is None, node["name"]))
+                rows.append((op, 1, unsupported_reason(op) is None, node["name"]))
     if not rows:
         raise _empty(path)
     return rows

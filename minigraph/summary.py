@@ -26,7 +26,7 @@ def _require() -> Any:
         from tensorboard.compat.proto import config_pb2, event_pb2, step_stats_pb2
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
     except ImportError as e:
-        from .graph_def import EXTRA_HINT
+        from .tf_proto import EXTRA_HINT
 
         raise ImportError(f"mg.summary.FileWriter {EXTRA_HINT} ({e})") from None
     return config_pb2, event_pb2, step_stats_pb2, EventFileWriter

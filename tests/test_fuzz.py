@@ -755,7 +755,7 @@ def graph_def_corpus(tmp: Any) -> list[tuple[str, Any, type[errors.OpError], str
     """(what, the graph_def argument, error, message) for each hostile GraphDef input."""
     from tensorboard.compat.proto import graph_pb2, tensor_pb2
 
-    from minigraph.graph_def import NUMPY_MAX_DIMS
+    from minigraph.tf_proto import NUMPY_MAX_DIMS
 
     float_, bool_, float_ref = 1, 10, 101  # DataType enums
     too_deep = [1] * (NUMPY_MAX_DIMS + 1)

@@ -838,7 +838,7 @@ def test_graph_def_shapes_are_checked_as_tensorflow_checks_them() -> None:
     pytest.importorskip("tensorboard.compat.proto.graph_pb2")
     from tensorboard.compat.proto import graph_pb2
 
-    from minigraph.graph_def import NUMPY_MAX_DIMS
+    from minigraph.tf_proto import NUMPY_MAX_DIMS
 
     gd = graph_pb2.GraphDef()
     nd = gd.node.add(name="x", op="Placeholder")
