@@ -19,10 +19,23 @@ import numpy as np
 
 from . import config, errors
 
-__all__ = ["DeviceSpec", "Device", "parse_device", "get_device", "gpu_unavailable_reason"]
+__all__ = [
+    "DeviceSpec",
+    "Device",
+    "parse_device",
+    "get_device",
+    "gpu_unavailable_reason",
+    "is_cupy",
+]
 
 _PART = re.compile(r"^(job|replica|task|device):(.*)$", re.IGNORECASE)
 _DEV = re.compile(r"^(cpu|gpu)(?::(\d+|\*))?$", re.IGNORECASE)
+
+
+def is_cupy(xp: Any) -> bool:
+    """Whether an array module is CuPy itself (not NumPy, not the simulated GPU's module):
+    where a kernel may launch CUDA code of its own."""
+    return getattr(xp, "__name__", "") == "cupy"
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,7 @@ class Device:
         if self.device_type == "CPU":
             return None
         xp = self.xp
-        return int(xp.cuda.Device(self.index).mem_info[1]) if xp.__name__ == "cupy" else None
+        return int(xp.cuda.Device(self.index).mem_info[1]) if is_cupy(xp) else None
 
 
 CPU0 = Device("CPU", 0)

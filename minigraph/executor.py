@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 import numpy as np
 
 from . import config, errors, host_pool
-from .devices import Device
+from .devices import Device, is_cupy
 from .graph import group_inputs
 from .interop import Schedule, default_threads, plan_schedule, run_schedule
 from .kernel import KernelContext
@@ -69,7 +69,7 @@ def _bind(
         def kernel(ctx: KernelContext, *flat: Any, _k: Callable = inner) -> Any:
             return _k(ctx, *group_inputs(flat, lengths))
 
-    if device.device_type == "GPU" and device.index and ctx.xp.__name__ == "cupy":
+    if device.device_type == "GPU" and device.index and is_cupy(ctx.xp):
         gpu, inner_gpu = ctx.xp.cuda.Device(device.index), kernel
 
         def kernel(ctx: KernelContext, *args: Any, _k: Callable = inner_gpu) -> Any:

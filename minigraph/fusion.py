@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import errors
+from .devices import is_cupy
 from .fusion_cuda import chain_kernel
 from .kernel import KernelContext
 from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
@@ -169,9 +170,7 @@ def _compiled(ctx: KernelContext, num_inputs: int) -> _Compiled:
         reusable=tuple(k for k in members[0].operands if k != ACC and reads.count(k) == 1),
         shapes={},
         device_kernel=(
-            chain_kernel(members, ctx.attrs["T"].np, num_inputs)
-            if getattr(ctx.xp, "__name__", "") == "cupy"
-            else None
+            chain_kernel(members, ctx.attrs["T"].np, num_inputs) if is_cupy(ctx.xp) else None
         ),
     )
 

@@ -3,7 +3,7 @@ cost several passes over the data (measured on an H200: docs/benchmarks.md).
 
 Each is a ``cupy.ElementwiseKernel`` built on first use, so importing the ops never imports
 CuPy; CuPy compiles it once per dtype signature and caches the binary on disk. The caller
-takes the kernel only where ``xp`` is CuPy itself (:func:`is_cupy`), and otherwise runs a
+takes the kernel only where ``xp`` is CuPy itself (``minigraph.devices.is_cupy``), else runs a
 formulation in plain array calls that gives the same result, which the simulated GPU (and
 so every machine's test suite) runs; tests/gpu checks the two against each other.
 """
@@ -15,24 +15,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_cupy", "row_words", "stitch_rows"]
+from minigraph.devices import is_cupy
+from minigraph.ops.common import WORDS
 
-# Row copies move the widest unsigned word that divides the row's bytes and its address.
-_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
-
-
-def is_cupy(xp: Any) -> bool:
-    """Whether ``xp`` is CuPy itself (not NumPy, not the simulated GPU's module)."""
-    return getattr(xp, "__name__", "") == "cupy"
+__all__ = ["row_words", "stitch_rows"]
 
 
 def row_words(x: Any, n: int) -> Any:
     """``x`` (C-contiguous, ``n`` rows) as ``n`` rows of unsigned words: a 1-D array of
     ``n * words_per_row`` words, the widest word that divides a row and the address."""
     row_bytes = x.nbytes // max(n, 1)
-    for size, word in _WORDS.items():
+    for size in (8, 4, 2, 1):
         if row_bytes % size == 0 and x.data.ptr % size == 0:
-            return x.reshape(-1).view(word)
+            return x.reshape(-1).view(WORDS[size])
     raise AssertionError("unreachable: every row is whole bytes")
 
 
@@ -73,7 +68,7 @@ def stitch_rows(
     if is_cupy(xp):
         words = row_words(rows, n)
         out_words = out.reshape(-1).view(words.dtype)
-        probe = table if table is not None else xp.zeros(1, np.uint32)
+        probe = table if table is not None else xp.empty(1, np.uint32)  # not read: first < 0
         per_row = words.size // n
         _stitch_rows_kernel()(
             idx,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigraph.ops.cuda_kernels import is_cupy
+from minigraph.devices import is_cupy
 
 __all__ = ["erf", "erfc"]
 

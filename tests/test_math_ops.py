@@ -812,3 +812,16 @@ def test_select_of_large_same_shaped_operands_is_np_where_bitwise(dtype):
     for build in (mg.where_v2, mg.select):
         got = run(build, cond, t, e)
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_the_gpu_contracts_ulp_table_is_the_one_docs_devices_md_states():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "devices.md").read_text()
+    section = " ".join(text.split("**Transcendental functions**")[1].split("\n- ")[0].split())
+    stated = {}
+    for names, a, b, c in re.findall(r"(\w+(?: and \w+)?) (\d+)/(\d+)/(\d+)", section):
+        for name in names.split(" and "):
+            stated[name] = (int(a), int(b), int(c))
+    assert stated == op_helpers.GPU_ULPS
