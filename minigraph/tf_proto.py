@@ -10,6 +10,8 @@ before anything is allocated, and fails through :class:`Fail`, which names the n
 
 from __future__ import annotations
 
+import importlib
+import types
 from typing import Any
 
 import numpy as np
@@ -22,36 +24,27 @@ from .shapes import TensorShape
 EXTRA_HINT = "requires the 'tensorboard' extra: pip install 'minigraph[tensorboard]'"
 
 
+_PROTO_MODULES = (
+    "attr_value_pb2",
+    "graph_pb2",
+    "node_def_pb2",
+    "tensor_pb2",
+    "tensor_shape_pb2",
+    "types_pb2",
+    "versions_pb2",
+)
+
+
 def protos() -> Any:
-    """tensorboard's protobuf modules, or an ImportError naming the extra."""
+    """tensorboard's protobuf modules (``protos().graph_pb2``...), or an ImportError naming
+    the extra."""
     try:
-        from tensorboard.compat.proto import (
-            attr_value_pb2,
-            graph_pb2,
-            node_def_pb2,
-            tensor_pb2,
-            tensor_shape_pb2,
-            types_pb2,
-            versions_pb2,
-        )
+        modules = [
+            importlib.import_module(f"tensorboard.compat.proto.{name}") for name in _PROTO_MODULES
+        ]
     except ImportError as e:
         raise ImportError(f"TensorFlow GraphDef support {EXTRA_HINT} ({e})") from None
-
-    class P:
-        pass
-
-    p = P()
-    for m in (
-        attr_value_pb2,
-        graph_pb2,
-        node_def_pb2,
-        tensor_pb2,
-        tensor_shape_pb2,
-        types_pb2,
-        versions_pb2,
-    ):
-        setattr(p, m.__name__.rsplit(".", 1)[1], m)
-    return p
+    return types.SimpleNamespace(**dict(zip(_PROTO_MODULES, modules)))
 
 
 # -- dtypes --------------------------------------------------------------------------
