@@ -28,6 +28,8 @@ from .dtypes import (
     uint16,
     uint32,
     uint64,
+    variant,
+    resource,
 )
 from .graph import Graph, Node, Operation, Output
 from .graph_def import import_graph_def, write_graph

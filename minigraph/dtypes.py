@@ -25,6 +25,8 @@ __all__ = [
     "bool_",
     "complex64",
     "complex128",
+    "variant",
+    "resource",
     "ALL_TYPES",
     "NUMBER_TYPES",
     "REAL_NUMBER_TYPES",
@@ -82,6 +84,11 @@ class DType:
         return self._np.kind == "b"
 
     @property
+    def is_handle(self) -> bool:
+        """A variant or resource: an opaque host object, not numbers."""
+        return self._np.kind == "O"
+
+    @property
     def size(self) -> int:
         return self._np.itemsize
 
@@ -109,6 +116,11 @@ uint64 = DType("uint64", np.uint64)
 bool_ = DType("bool", np.bool_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+# TensorFlow's opaque handles. A value of either is a 0-d NumPy object array holding one
+# Python object (a TensorList, a TensorArray), on the host on every device: the executor
+# moves and checks it like any array, and only the ops made for it look inside.
+variant = DType("variant", np.object_)
+resource = DType("resource", np.object_)
 
 FLOAT_TYPES = (float16, float32, float64)
 INTEGER_TYPES = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
@@ -119,7 +131,9 @@ ALL_TYPES = NUMBER_TYPES + (bool_,)
 
 _BY_NAME = {d.name: d for d in ALL_TYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
+_BY_NAME.update({"variant": variant, "resource": resource})
 _BY_NP = {d.np: d for d in ALL_TYPES}
+_BY_NP[np.dtype(object)] = variant
 
 
 def as_dtype(value: Any) -> DType:

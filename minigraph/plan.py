@@ -288,7 +288,9 @@ def _host_flags(node: Node, outputs: bool = False) -> list[bool]:
     flags = []
     for arg, n in args:
         flags.extend([arg.name in host] * (1 if n is None else n))
-    return flags
+    # A handle (a TensorList, a TensorArray) is a host object on every device: never copied.
+    specs = node.output_specs if outputs else [x.spec for x in node.inputs]
+    return [f or spec.dtype.is_handle for f, spec in zip(flags, specs)]
 
 
 def _prune(

@@ -64,6 +64,8 @@ _ENUM_NAMES = {
     "bool": "DT_BOOL",
     "complex64": "DT_COMPLEX64",
     "complex128": "DT_COMPLEX128",
+    "variant": "DT_VARIANT",
+    "resource": "DT_RESOURCE",
 }
 
 
