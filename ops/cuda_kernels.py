@@ -11,6 +11,7 @@ so every machine's test suite) runs; tests/gpu checks the two against each other
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from minigraph.devices import is_cupy
 from minigraph.ops.common import WORDS
 
-__all__ = ["row_words", "stitch_rows"]
+__all__ = ["row_words", "stitch_rows", "index_rows"]
 
 
 def row_words(x: Any, n: int) -> Any:
@@ -86,3 +87,63 @@ def stitch_rows(
     local = xp.take(table, idx).astype(np.int64) - (first + 1)  # the winner, from this list
     own = xp.arange(n, dtype=np.int64)
     out[idx] = xp.take(rows, xp.where(local < n, local, own), axis=0)
+
+
+@functools.cache
+def _index_rows_kernel(ix: int, offsets: bool) -> Any:
+    import cupy
+
+    # One thread per index row: TensorFlow's bounds check (0 <= v < dim, negatives never
+    # wrap) of each entry, and the row's flat offset (sum of entry * stride), in one pass.
+    # A bad row sets the one flag word (every writer writes 1: a benign race), so the
+    # common case, no bad row, costs this pass, a 4-byte memset and a 4-byte read back.
+    dims = ", ".join(f"int64 d{k}" for k in range(ix))
+    strides = "".join(f", int64 s{k}" for k in range(ix))
+    body = "".join(
+        f"{{ const long long v = (long long)idx[i * {ix} + {k}];\n"
+        f"  bad |= (v < 0) | (v >= d{k});" + (f" f += v * s{k};" if offsets else "") + " }\n"
+        for k in range(ix)
+    )
+    return cupy.ElementwiseKernel(
+        f"raw I idx, {dims}{strides if offsets else ''}",
+        "int64 flat, raw int32 flag" if offsets else "raw int32 flag",
+        "bool bad = false; long long f = 0;\n"
+        + body
+        + ("flat = f;\n" if offsets else "")
+        + "if (bad) flag[0] = 1;",
+        f"minigraph_index_rows_{ix}{'_offsets' if offsets else ''}",
+    )
+
+
+def index_rows(xp: Any, idx: Any, dims: tuple[int, ...]) -> tuple[Any, bool]:
+    """For device index rows ``idx`` ([rows, len(dims)], int32 or int64): their flat
+    offsets into ``dims`` (int64; for one column the column itself, not copied), and
+    whether any row is out of range (``0 <= v < dim`` fails for an entry). One pass and one
+    device sync; the caller finds the bad rows only when there are some.
+
+    Without CuPy: one elementwise compare of the unsigned view against the dims (a
+    negative is a large unsigned number; dims are capped at 2**(bits-1), above every valid
+    index), one contiguous full ``any``, and the offsets column by column."""
+    rows, ix = idx.shape
+    strides = [math.prod(dims[k + 1 :]) for k in range(ix)]
+    if rows == 0:
+        return (idx[:, 0] if ix == 1 else xp.zeros(0, np.int64)), False
+    if is_cupy(xp):
+        idx = xp.ascontiguousarray(idx)
+        flag = xp.zeros(1, np.int32)
+        if ix == 1:
+            _index_rows_kernel(1, False)(idx, dims[0], flag, size=rows)
+            return idx[:, 0], bool(flag.get()[0])
+        flat = xp.empty(rows, np.int64)
+        _index_rows_kernel(ix, True)(idx, *dims, *strides, flat, flag)
+        return flat, bool(flag.get()[0])
+    unsigned = idx.view(f"u{idx.dtype.itemsize}")
+    cap = 2 ** (8 * idx.dtype.itemsize - 1)
+    limits = xp.asarray([min(d, cap) for d in dims], dtype=unsigned.dtype)
+    any_bad = bool((unsigned >= limits).any())
+    if ix == 1:
+        return idx[:, 0], any_bad
+    flat = idx[:, ix - 1].astype(np.int64)
+    for k in range(ix - 1):
+        flat += idx[:, k].astype(np.int64) * strides[k]
+    return flat, any_bad

@@ -1,0 +1,92 @@
+"""The GPU code paths that avoid device syncs (index rows checked and offset in one pass,
+DynamicPartition by counts, MaxPool without its -0.0 probe): the same results and the same
+TensorFlow errors, naming the node, on the CPU and on the (simulated) GPU."""
+
+import numpy as np
+import pytest
+from op_helpers import fails, run, same
+
+import minigraph as mg
+from minigraph.ops import cuda_kernels, indexing
+from minigraph.simulated_gpu import xp as sim
+
+pytestmark = pytest.mark.usefixtures("any_device")  # CPU and (simulated) GPU
+
+
+@pytest.fixture
+def no_column_maxima(any_device, monkeypatch):
+    """On the GPU, the per-column maxima (a slow strided reduction each) are never taken."""
+    if any_device == "gpu":
+
+        def refuse(xp, x):
+            raise AssertionError("the device path takes no per-column maxima")
+
+        monkeypatch.setattr(indexing, "column_maxima", refuse)
+
+
+# -- Index rows: one pass, one sync ------------------------------------------------------
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_gather_nd_elements_and_rows(no_column_maxima, index_dtype, depth):
+    rng = np.random.default_rng(depth)
+    params = rng.standard_normal((5, 4, 3, 2)).astype(np.float32)
+    idx = np.stack([rng.integers(0, params.shape[k], 50) for k in range(depth)], -1)
+    idx = idx.reshape(5, 10, depth).astype(index_dtype)
+    got = run(mg.gather_nd, params, idx)
+    same(got, params[tuple(np.moveaxis(idx, -1, 0))])
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ([0, -1], r"indices\[1,1\] = \[0, -1\] does not index into param shape \[5,4,3\]"),
+        ([5, 0], r"indices\[1,1\] = \[5, 0\] does not index into param shape \[5,4,3\]"),
+        ([4, 4], r"indices\[1,1\] = \[4, 4\] does not index into param shape \[5,4,3\]"),
+        ([2**40, 0], r"indices\[1,1\] = \[1099511627776, 0\] does not index"),
+    ],
+)
+def test_a_bad_index_row_names_the_node_and_the_first_bad_row(no_column_maxima, bad, message):
+    params = np.zeros((5, 4, 3), np.float32)
+    idx = np.zeros((3, 4, 2), np.int64)
+    idx[1, 1] = bad
+    idx[2, 3] = [7, 7]  # a later bad row is not the one named
+    e = fails(mg.gather_nd, params, idx, match=message)
+    assert e.op_type == "GatherNd"
+
+
+def test_a_bad_scatter_row_names_the_node(no_column_maxima):
+    e = fails(
+        mg.tensor_scatter_nd_update,
+        np.zeros((4, 3), np.float32),
+        np.array([[0, 0], [3, 2], [1, 3], [9, 9]], np.int32),
+        np.ones(4, np.float32),
+        match=r"indices\[2\] = \[1, 3\] does not index into shape \[4,3\]",
+    )
+    assert e.op_type == "TensorScatterUpdate"
+
+
+def test_ignore_zero_fills_bad_element_rows(no_column_maxima):
+    params = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx = np.array([[0, 1], [4, 0], [3, 2], [-1, 1]], np.int32)
+    got = run(lambda p, i: mg.gather_nd(p, i, bad_indices_policy="IGNORE"), params, idx)
+    same(got, np.array([1, 0, 11, 0], np.float32))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_index_rows_formulation_of_the_simulated_gpu(index_dtype):
+    dims = (7, 5, 3)
+    rng = np.random.default_rng(0)
+    idx = np.stack([rng.integers(0, d, 100) for d in dims], -1).astype(index_dtype)
+    flat, bad = cuda_kernels.index_rows(sim, idx, dims)
+    same(flat, np.ravel_multi_index(tuple(idx.T), dims).astype(np.int64))
+    assert not bad
+    for k, v in [(0, 7), (1, -1), (2, 3), (0, np.iinfo(index_dtype).min)]:
+        wrong = idx.copy()
+        wrong[57, k] = v
+        assert cuda_kernels.index_rows(sim, wrong, dims)[1]
+    column, bad = cuda_kernels.index_rows(sim, idx[:, :1], dims[:1])
+    same(column, idx[:, 0])
+    assert not bad
+    assert cuda_kernels.index_rows(sim, idx[:0], dims)[1] is False
