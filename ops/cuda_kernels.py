@@ -19,7 +19,7 @@ import numpy as np
 from minigraph.devices import is_cupy
 from minigraph.ops.common import WORDS
 
-__all__ = ["row_words", "stitch_rows", "index_rows"]
+__all__ = ["row_words", "stitch_rows", "index_rows", "partition_order"]
 
 
 def row_words(x: Any, n: int) -> Any:
@@ -147,3 +147,128 @@ def index_rows(xp: Any, idx: Any, dims: tuple[int, ...]) -> tuple[Any, bool]:
     for k in range(ix - 1):
         flat += idx[:, k].astype(np.int64) * strides[k]
     return flat, any_bad
+
+
+# DynamicPartition by counts: each block of _PARTITION_THREADS threads takes a tile of
+# _PARTITION_TILE ids. The first kernel counts each key (the partition id; ids outside
+# [0, parts) all count as key ``parts``, placed last) per tile into counts[key, tile]; a
+# scan of that key-major table gives where each (key, tile) run begins in the output; the
+# second kernel ranks each id among the earlier ids of its key in its tile (a warp's peers
+# by __match_any_sync, the earlier warps' counts from shared memory) and writes its
+# position there. So the order equals a stable sort of the keys, without sorting, and the
+# table's last column per key gives the sizes: the one sync. Up to _PARTITION_MAX_KEYS
+# keys (shared memory: (warps + 1) * keys int32).
+_PARTITION_THREADS = 256
+_PARTITION_TILE = 4096
+_PARTITION_MAX_KEYS = 1024
+_PARTITION_SOURCE = r"""
+extern "C" __global__ void minigraph_partition_count(
+    const int* ids, long long n, long long tiles, int keys, int tile_size, int* counts)
+{
+    extern __shared__ int local[];
+    for (int k = threadIdx.x; k < keys; k += blockDim.x) local[k] = 0;
+    __syncthreads();
+    const long long start = (long long)blockIdx.x * tile_size;
+    for (int r = threadIdx.x; r < tile_size; r += blockDim.x) {
+        const long long i = start + r;
+        if (i < n) {
+            const unsigned int v = (unsigned int)ids[i];
+            atomicAdd(&local[v < (unsigned int)(keys - 1) ? (int)v : keys - 1], 1);
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < keys; k += blockDim.x) {
+        counts[(long long)k * tiles + blockIdx.x] = local[k];
+    }
+}
+
+extern "C" __global__ void minigraph_partition_order(
+    const int* ids, const long long* ends, const int* counts, long long n, long long tiles,
+    int keys, int tile_size, long long* order)
+{
+    extern __shared__ int shared[];
+    int* placed = shared;        // [keys]: ids of each key this block has placed so far
+    int* round = shared + keys;  // [warps][keys]: this round's count of each key per warp
+    const int warps = blockDim.x >> 5;
+    const int warp = threadIdx.x >> 5;
+    const unsigned int lower = (1u << (threadIdx.x & 31)) - 1u;
+    for (int j = threadIdx.x; j < keys * (warps + 1); j += blockDim.x) shared[j] = 0;
+    __syncthreads();
+    const long long tile = blockIdx.x;
+    for (int r = 0; r < tile_size; r += blockDim.x) {
+        const long long i = tile * tile_size + r + threadIdx.x;
+        int key = -1;
+        if (i < n) {
+            const unsigned int v = (unsigned int)ids[i];
+            key = v < (unsigned int)(keys - 1) ? (int)v : keys - 1;
+        }
+        const unsigned int peers = __match_any_sync(0xffffffffu, key);
+        const int rank = __popc(peers & lower);
+        if (key >= 0 && rank == 0) round[warp * keys + key] = __popc(peers);
+        __syncthreads();
+        if (key >= 0) {
+            int before = placed[key] + rank;
+            for (int w = 0; w < warp; ++w) before += round[w * keys + key];
+            const long long j = (long long)key * tiles + tile;
+            order[ends[j] - counts[j] + before] = i;
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < keys; k += blockDim.x) {
+            int sum = 0;
+            for (int w = 0; w < warps; ++w) {
+                sum += round[w * keys + k];
+                round[w * keys + k] = 0;
+            }
+            placed[k] += sum;
+        }
+        __syncthreads();
+    }
+}
+"""
+
+
+@functools.cache
+def _partition_kernels() -> tuple[Any, Any]:
+    import cupy
+
+    module = cupy.RawModule(code=_PARTITION_SOURCE)
+    return (
+        module.get_function("minigraph_partition_count"),
+        module.get_function("minigraph_partition_order"),
+    )
+
+
+def partition_order(xp: Any, ids: Any, parts: int) -> tuple[Any, list[int]]:
+    """For int32 partition ids (1-D, on the device): the positions of the ids in a stable
+    sort by id, ids outside [0, parts) last, and the count of each id, then of the bad
+    ones (``parts + 1`` counts). One device sync, for the counts.
+
+    Without CuPy, or past _PARTITION_MAX_KEYS keys: the keys (ids clipped to ``parts``,
+    as unsigned: a negative one is large) in the narrowest dtype, their bincount and their
+    stable argsort (on CuPy, bincount syncs twice more, for its checks)."""
+    n = ids.size
+    keys = parts + 1
+    if n == 0:
+        return xp.zeros(0, np.int64), [0] * keys
+    if is_cupy(xp) and keys <= _PARTITION_MAX_KEYS:
+        count, place = _partition_kernels()
+        ids = xp.ascontiguousarray(ids)
+        tiles = -(-n // _PARTITION_TILE)
+        counts = xp.empty(keys * tiles, np.int32)
+        args = (np.int64(n), np.int64(tiles), np.int32(keys), np.int32(_PARTITION_TILE))
+        count((tiles,), (_PARTITION_THREADS,), (ids, *args, counts), shared_mem=4 * keys)
+        ends = xp.cumsum(counts, dtype=np.int64)
+        order = xp.empty(n, np.int64)
+        warps = _PARTITION_THREADS // 32
+        place(
+            (tiles,),
+            (_PARTITION_THREADS,),
+            (ids, ends, counts, *args, order),
+            shared_mem=4 * keys * (warps + 1),
+        )
+        last = ends[tiles - 1 :: tiles].get().tolist()  # where each key's run ends
+        return order, [b - a for a, b in zip([0, *last[:-1]], last)]
+    width = 1 if keys <= 1 << 8 else 2 if keys <= 1 << 16 else 4
+    key = xp.minimum(ids.view(np.uint32), parts).astype(WORDS[width])
+    sizes = xp.bincount(key, minlength=keys)
+    return xp.argsort(key, kind="stable"), [int(c) for c in sizes.tolist()]

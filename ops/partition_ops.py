@@ -2,9 +2,9 @@
 back, is in data_flow_ops.py).
 
 One block: declaration, shape function, kernels (host: boolean masks for few partitions, a
-blocked counting sort for many; GPU: one stable sort of the ids), the shared kernel for
-partitions of one ids tensor, class and builder. Rows move as one word or opaque item each
-(ops.common.as_rows), as in DynamicStitch.
+blocked counting sort for many; GPU: one order by counting, cuda_kernels.partition_order),
+the shared kernel for partitions of one ids tensor, class and builder. Rows move as one
+word or opaque item each (ops.common.as_rows), as in DynamicStitch.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import as_rows, check_in_range, from_rows, row_element, shape_str
+from minigraph.ops.cuda_kernels import partition_order
 from minigraph.registry import define_op, register_kernel, register_shared_kernel
 from minigraph.shapes import TensorShape, merge_prefix, unknown_shape
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -326,11 +327,11 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     if _sorts_in_blocks(xp, rows, n):
         (parts,) = _partition_blocked(ctx, [rows], partitions, n)  # it checks the ids itself
         return [from_rows(p, data.dtype, extra) for p in parts]
-    check_in_range(ctx.fail, "partitions", partitions, n)
     if xp is not np:
-        # One sort on the GPU: a compress per partition would cost a device sync each.
-        parts = _partition_sorted(xp, rows, ids, n)
-    elif rows.ndim == 1:
+        (parts,) = _partition_device(ctx, [rows], partitions, n)
+        return [from_rows(p, data.dtype, extra) for p in parts]
+    check_in_range(ctx.fail, "partitions", partitions, n)
+    if rows.ndim == 1:
         # Rows of 8 bytes or less into few parts, in blocks; longer ones fill whole cache
         # lines, and there the blocks' extra copy costs more than it saves.
         parts = _partition_masked_blocks(ctx, rows, ids, n)
@@ -339,6 +340,22 @@ def _dynamic_partition_kernel(ctx: KernelContext, data: Any, partitions: Any) ->
     else:
         parts = _partition_sorted(xp, rows, ids, n)
     return [from_rows(p, data.dtype, extra) for p in parts]
+
+
+def _partition_device(
+    ctx: KernelContext, rows: list[Any], partitions: Any, num_partitions: int
+) -> list[list[Any]]:
+    """Each of ``rows`` partitioned on a device by one order for all of them: the positions
+    of the ids in a stable sort by id, made by counting (cuda_kernels.partition_order, no
+    sort), with one device sync for the sizes, as TensorFlow's GPU kernel syncs once. A
+    compress per partition would cost a sync each; bad ids are counted on the way, and
+    only then looked for (TensorFlow's GPU kernel drops them silently; minigraph fails)."""
+    xp = ctx.xp
+    order, sizes = partition_order(xp, partitions.reshape(-1), num_partitions)
+    if sizes[num_partitions]:
+        check_in_range(ctx.fail, "partitions", partitions, num_partitions)  # finds the first
+    bounds = np.cumsum(sizes[:-2], dtype=np.int64).tolist()  # the bad ids' count is last
+    return [xp.split(xp.take(r, order, axis=0), bounds) for r in rows]
 
 
 def _sorts_in_blocks(xp: Any, rows: Any, num_partitions: int) -> bool:
@@ -363,6 +380,9 @@ def _dynamic_partition_shared(
     ids = partitions.reshape(-1)
     extras = [tuple(d.shape[partitions.ndim :]) for d in datas]
     rows = [as_rows(ctx.xp, d, ids.size, math.prod(e)) for d, e in zip(datas, extras)]
+    if ctx.xp is not np:
+        parts = _partition_device(ctx, rows, partitions, n)  # fails as the first member would
+        return [[from_rows(p, d.dtype, e) for p in ps] for ps, d, e in zip(parts, datas, extras)]
     if not all(_sorts_in_blocks(ctx.xp, r, n) for r in rows):
         return None
     parts = _partition_blocked(ctx, rows, partitions, n)  # fails as the first member would

@@ -90,3 +90,83 @@ def test_index_rows_formulation_of_the_simulated_gpu(index_dtype):
     same(column, idx[:, 0])
     assert not bad
     assert cuda_kernels.index_rows(sim, idx[:0], dims)[1] is False
+
+
+# -- DynamicPartition by counts: one order for every data, one sync ----------------------
+
+
+def _partition_reference(data, ids, parts):
+    return [data[ids == k] for k in range(parts)]
+
+
+@pytest.mark.parametrize("parts", [1, 2, 8, 255, 256, 300, 1100])
+def test_partition_keeps_the_input_order_in_each_part(parts):
+    rng = np.random.default_rng(parts)
+    ids = rng.integers(0, parts, 10_000).astype(np.int32)
+    data = rng.standard_normal((10_000, 3)).astype(np.float32)
+    got = run(lambda d, i: mg.dynamic_partition(d, i, parts), data, ids)
+    for g, w in zip(got, _partition_reference(data, ids, parts), strict=True):
+        same(g, w)
+
+
+def test_partition_of_2d_ids_and_empty_inputs():
+    ids = np.array([[0, 1], [1, 0]], np.int32)
+    got = run(lambda d, i: mg.dynamic_partition(d, i, 3), np.array([[1, 2], [3, 4]]), ids)
+    for g, w in zip(got, [[1, 4], [2, 3], []], strict=True):
+        same(g, np.array(w, np.int64))
+    empty = run(
+        lambda d, i: mg.dynamic_partition(d, i, 2),
+        np.zeros((0, 4), np.float64),
+        np.zeros(0, np.int32),
+    )
+    for g in empty:
+        same(g, np.zeros((0, 4), np.float64))
+
+
+def test_partition_then_stitch_shares_one_order():
+    """The seed composition: the optimizer partitions data and range(n) by one ids tensor
+    in one shared step; the stitch puts the data back."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal(5000).astype(np.float32)
+    ids = rng.integers(0, 8, 5000).astype(np.int32)
+
+    def build(d, i):
+        positions = mg.dynamic_partition(mg.range(mg.size(d)), i, 8)
+        return mg.dynamic_stitch(positions, mg.dynamic_partition(d, i, 8))
+
+    same(run(build, data, ids), data)
+
+
+@pytest.mark.parametrize("bad", [-1, 8, 2**31 - 1, -(2**31)])
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_bad_partition_id_names_the_node_and_the_first(bad, shared):
+    ids = np.zeros(6000, np.int32)
+    ids[4321] = bad
+    ids[5000] = 99  # a later bad id is not the one named
+
+    def build(d, i):
+        parts = mg.dynamic_partition(d, i, 8, name="split")
+        if not shared:
+            return parts
+        return [parts, mg.dynamic_partition(d * 2.0, i, 8, name="split2")]
+
+    e = fails(
+        build,
+        np.ones(6000, np.float32),
+        ids,
+        match=rf"partitions\[4321\] = {bad} is not in \[0, 8\)",
+    )
+    assert e.op_type == "DynamicPartition" and e.node_name in ("split", "split2")
+
+
+@pytest.mark.parametrize("parts", [1, 3, 300])
+def test_partition_order_formulation_of_the_simulated_gpu(parts):
+    rng = np.random.default_rng(parts)
+    ids = rng.integers(0, parts, 3000).astype(np.int32)
+    ids[[5, 77]] = [-3, parts]
+    order, sizes = cuda_kernels.partition_order(sim, ids, parts)
+    keys = np.where((ids < 0) | (ids >= parts), parts, ids)
+    same(order, np.argsort(keys, kind="stable").astype(order.dtype))
+    assert sizes == np.bincount(keys, minlength=parts + 1).tolist()
+    empty, none = cuda_kernels.partition_order(sim, ids[:0], parts)
+    assert empty.size == 0 and none == [0] * (parts + 1)
