@@ -24,12 +24,12 @@ from .dtypes import (
     int16,
     int32,
     int64,
+    resource,
     uint8,
     uint16,
     uint32,
     uint64,
     variant,
-    resource,
 )
 from .graph import Graph, Node, Operation, Output
 from .graph_def import import_graph_def, write_graph
@@ -79,6 +79,12 @@ from .ops.compare_ops import (  # noqa: E402  (the op library needs the runtime 
     not_equal,
     select,
     where_v2,
+)
+from .ops.control_flow_ops import (  # noqa: E402  (the op library needs the runtime above)
+    case,
+    cond,
+    switch_case,
+    while_loop,
 )
 from .ops.conv_ops import (  # noqa: E402  (the op library needs the runtime above)
     conv2d,
@@ -380,4 +386,11 @@ __all__ = [
     "reduce_min",
     "reduce_prod",
     "reduce_sum",
+    # control flow (issue 28)
+    "while_loop",
+    "cond",
+    "case",
+    "switch_case",
+    "variant",
+    "resource",
 ]

@@ -287,6 +287,9 @@ class Graph:
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self.version = 0
+        # Functions that call ops of this graph and of its bodies name: name -> Function
+        # (minigraph.functions). Import fills it from a GraphDef's library; builders add to it.
+        self.library: dict[str, Any] = {}
 
     # -- names ---------------------------------------------------------------
 
@@ -556,8 +559,8 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
 def _fold(node: Node, out: list[TensorSpec]) -> list[np.ndarray] | None:
     """Values of a small integer/bool node whose inputs are all known, by its CPU kernel."""
     op_def = node.op_def
-    if op_def.is_stateful or "CPU" not in op_def.kernels:
-        return None
+    if op_def.is_stateful or op_def.calls_functions or "CPU" not in op_def.kernels:
+        return None  # a call runs when the graph does, never while it is built
     for s in out:
         n = s.shape.num_elements()
         if n is None or n > CONSTANT_FOLD_LIMIT or not (s.dtype.is_integer or s.dtype.is_bool):

@@ -30,6 +30,8 @@ from typing import Any
 
 from . import config, dtypes, errors
 from .devices import parse_device
+from .function_def import CALL_OP, Library, export_functions
+from .functionalize import LOOP_OPS, functionalize_loops
 from .graph import Graph, Operation, Output, provide
 from .op_def import group_listed_inputs
 from .registry import OPS
@@ -49,16 +51,10 @@ __all__ = [
 # The GraphDef version TensorFlow 2.21 writes (tf.version.GRAPH_DEF_VERSION); exports say so.
 GRAPH_DEF_VERSION = 2474
 
-# TensorFlow's control flow: refused even if an op of that name were ever registered, since
-# minigraph's executor runs each node once per step (docs/tensorflow.md: unroll the loop).
+# TensorFlow 1's control flow (frames, dead tensors) and the Ref forms of it: refused
+# unless registered, with a hint of its own.
 CONTROL_FLOW_OPS = frozenset(
     {
-        "While",
-        "StatelessWhile",
-        "If",
-        "StatelessIf",
-        "Case",
-        "StatelessCase",
         "Enter",
         "RefEnter",
         "Exit",
@@ -67,11 +63,16 @@ CONTROL_FLOW_OPS = frozenset(
         "RefMerge",
         "Switch",
         "RefSwitch",
+        "_SwitchN",
         "LoopCond",
         "NextIteration",
         "RefNextIteration",
     }
 )
+
+# Attrs read and dropped: TensorFlow's session config for a function call (serialized
+# bytes), which minigraph has no use for.
+_DROPPED_ATTRS = frozenset({"config_proto"})
 
 # Attrs TensorFlow declares but minigraph's ops do not, with TensorFlow's default (by attr
 # name, as the same attr means the same on every op). A GraphDef may carry them only at this
@@ -175,19 +176,25 @@ def _read_graph_def_file(path: str | os.PathLike) -> tuple[bytes, bool]:
 
 
 def unsupported_reason(op: str) -> str | None:
-    if op in CONTROL_FLOW_OPS or op.startswith("TensorList"):
-        return "control flow (unroll loops; see docs/tensorflow.md)"
-    if op not in OPS or op.startswith("_"):
-        return "not implemented in minigraph"
-    return None
+    if op in LOOP_OPS:
+        return None  # TF1 loops: import makes each a While (minigraph.functionalize)
+    if op in OPS and (not op.startswith("_") or op in CONTROL_FLOW_OPS):
+        return None  # _SwitchN is TensorFlow's own internal op, in lowered graphs
+    if op in CONTROL_FLOW_OPS:
+        return "TensorFlow 1 control flow (see docs/tensorflow.md)"
+    return "not implemented in minigraph"
 
 
 def op_support(graph_def: Any) -> list[tuple[str, int, bool, str]]:
-    """(op type, node count, supported, first node name) per op type, in first-use order."""
+    """(op type, node count, supported, first node name) per op type, in first-use order,
+    over the graph's nodes and its function library's bodies; a node whose op is a
+    library function's name is a call (supported)."""
     gd = parse_graph_def(graph_def)
+    functions = {f.signature.name for f in gd.library.function}
     rows: dict[str, list[Any]] = {}
-    for node in gd.node:
-        ok = unsupported_reason(node.op) is None
+    bodies = [nd for f in gd.library.function for nd in f.node_def]
+    for node in [*gd.node, *bodies]:
+        ok = node.op in functions or unsupported_reason(node.op) is None
         row = rows.setdefault(node.op, [node.op, 0, ok, node.name])
         row[1] += 1
     return [tuple(r) for r in rows.values()]  # type: ignore[misc]
@@ -302,8 +309,8 @@ def import_graph_def(
         UnimplementedError: listing every op type minigraph lacks, before anything is added.
         InvalidArgumentError: a malformed GraphDef, naming the node; the graph is unchanged.
     """
-    from .scope import Scope, current_scope
-    from .wrappers import as_output, check_attrs, convert_inputs
+    from .scope import current_scope
+    from .wrappers import as_output
 
     del op_dict, producer_op_list
     p = protos()
@@ -332,6 +339,7 @@ def import_graph_def(
             mapping[f"{src}:{index}"] = out
 
     _check_supported(gd)
+    gd = functionalize_loops(gd)  # TF1 while loops -> While nodes (minigraph.functionalize)
     order = _topological(gd, set(mapping))
     names = {n.name for n in gd.node}
     used = {
@@ -358,8 +366,9 @@ def import_graph_def(
         else:
             prefix = scope.prefix
         full = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
+        library = Library(p, gd.library, graph, _import_body)
         for node in order:
-            _import_node(p, graph, node, full, mapping, scope, Scope, convert_inputs, check_attrs)
+            _import_node(p, graph, node, full, mapping, scope, library)
 
     if return_elements is None:
         return None
@@ -373,6 +382,15 @@ def import_graph_def(
     return results
 
 
+def _import_body(p: Any, body: Graph, gd: Any, input_map: dict[str, Any], library: Library) -> None:
+    """Import a function body's nodes (a GraphDef with GraphDef names) into ``body``, the
+    default graph, its arguments given by ``input_map``."""
+    from .scope import current_scope
+
+    for node in _topological(gd, set(input_map)):
+        _import_node(p, body, node, lambda n: n, input_map, current_scope(), library)
+
+
 def _import_node(
     p: Any,
     graph: Graph,
@@ -380,28 +398,36 @@ def _import_node(
     full: Any,
     mapping: dict[str, Any],
     scope: Any,
-    scope_cls: Any,
-    convert_inputs: Any,
-    check_attrs: Any,
+    library: Library,
 ) -> None:
-    from .wrappers import node_errors
+    from .scope import Scope
+    from .wrappers import check_attrs, convert_inputs, node_errors
 
-    op_def = OPS[nd.op]
     name = full(nd.name)
     fail = Fail(name, nd.op)
     if name in graph:
         fail(f"a node named '{name}' is already in the graph", errors.InvalidArgumentError)
-    known = {a.name: a for a in op_def.attrs}
     attrs: dict[str, Any] = {}
-    for key in sorted(nd.attr):
-        value = nd.attr[key]
-        if key.startswith("_"):
+    if nd.op not in OPS and nd.op in library:  # a call of a library function by name
+        fn = library.function(nd.op, fail)
+        op_def, attrs = OPS[CALL_OP], {"f": fn, "Tout": fn.output_dtypes}
+        nd_attrs: Any = {}
+    else:
+        op_def, nd_attrs = OPS[nd.op], nd.attr
+    known = {a.name: a for a in op_def.attrs}
+    for key in sorted(nd_attrs):
+        value = nd_attrs[key]
+        if key.startswith("_") or key in _DROPPED_ATTRS:
             continue
         if key in known:
             attrs[key] = attr_from_proto(p, known[key], value, fail)
+            if known[key].kind == "func":
+                attrs[key] = library.function(attrs[key], fail)
+            elif known[key].kind == "list(func)":
+                attrs[key] = tuple(library.function(f, fail) for f in attrs[key])
             continue
         if attr_value_kind(value) == "func":
-            fail(f"attr '{key}' is a function (AttrValue.func); minigraph runs no functions")
+            fail(f"attr '{key}' is a function (AttrValue.func) that {nd.op} does not take")
         default = TF_ONLY_ATTR_DEFAULTS.get(key, _MISSING)
         got = generic_attr(p, value)
         if default is _MISSING or got != default:
@@ -446,7 +472,7 @@ def _import_node(
     graph.unique_name(name)  # reserve it, as a builder would
     inferred_keys = op_def.inferred_attrs()
     inferred = {k: v for k, v in attrs.items() if k not in inferred_keys}
-    converted = convert_inputs(op_def, name, scope_cls(graph), grouped, inferred)
+    converted = convert_inputs(op_def, name, Scope(graph), grouped, inferred)
     for key in inferred_keys:
         if key in attrs and attrs[key] != inferred[key]:
             fail(f"attr '{key}' is {attrs[key]} but the inputs give {inferred[key]}")
@@ -472,7 +498,7 @@ def as_graph_def(graph: Graph) -> Any:
     gd = p.graph_pb2.GraphDef()
     gd.versions.producer = GRAPH_DEF_VERSION
     for node in graph.nodes():
-        if node.type_string.startswith("_"):
+        if node.type_string.startswith("_") and node.type_string not in CONTROL_FLOW_OPS:
             raise errors.UnimplementedError(
                 f"op {node.type_string} exists only in minigraph; TensorFlow cannot run it",
                 node.name,
@@ -484,6 +510,7 @@ def as_graph_def(graph: Graph) -> Any:
         nd.input.extend(f"^{c.name}" for c in node.control_inputs)
         for a in node.op_def.attrs:
             nd.attr[a.name].CopyFrom(attr_to_proto(p, a, node.attrs[a.name]))
+    export_functions(p, graph.nodes(), gd.library, attr_to_proto)
     return gd
 
 

@@ -230,19 +230,20 @@ STATEFUL_RANDOM_OPS = frozenset(
         "AllCandidateSampler",
     }
 )
-FUNCTION_CALL_OPS = frozenset(
-    {"PartitionedCall", "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall"}
-)
+# Calls minigraph does not make (it runs PartitionedCall, StatefulPartitionedCall and a node
+# named after a function of the GraphDef's library).
+FUNCTION_CALL_OPS = frozenset({"SymbolicGradient", "RemoteCall"})
 
 FREEZE = 'docs/tensorflow.md, "A frozen Keras model or a tf.function"'
 KIND_HINTS = {
     "variable": "freeze the model's variables into constants with TensorFlow "
     f"(convert_variables_to_constants_v2; {FREEZE})",
-    "function call": "freeze the model with TensorFlow, which inlines its function calls "
+    "function call": "a call minigraph does not make (it runs PartitionedCall of the "
+    "GraphDef's library): freeze the model with TensorFlow, which inlines its function calls "
     f"({FREEZE})",
-    "control flow": "minigraph runs no loops or conditionals: unroll the loop (a Python for, "
-    "LSTM(unroll=True)) or select with tf.where (docs/tensorflow.md, "
-    '"What is not supported, and why")',
+    "control flow": "a form of TensorFlow's control flow minigraph does not run: freeze with "
+    "lower_control_flow=False, which keeps While and If (docs/tensorflow.md, "
+    '"Control flow and functions")',
     "stateful random": "a random op with state (dropout or noise while training): export the "
     "model with training=False, or make the random values a Placeholder and feed them",
     "no kernel": "minigraph has no kernel for this op type (docs/tensorflow.md, "

@@ -78,6 +78,13 @@ def _attr_to_json(a: AttrDef, value: Any) -> dict[str, Any]:
 def graph_to_dict(graph: Graph) -> dict[str, Any]:
     nodes = []
     for node in graph.nodes():
+        if node.op_def.calls_functions:
+            raise errors.UnimplementedError(
+                "the JSON graph format holds no function bodies: write a graph with control "
+                "flow or function calls as a GraphDef (mg.write_graph)",
+                node.name,
+                node.type_string,
+            )
         attrs = {a.name: _attr_to_json(a, node.attrs[a.name]) for a in node.op_def.attrs}
         inputs = [x.name for x in node.inputs] + [f"^{c.name}" for c in node.control_inputs]
         nodes.append(

@@ -213,6 +213,11 @@ class OpDef:
         return frozenset(self.kernels)
 
     @property
+    def calls_functions(self) -> bool:
+        """The op runs function bodies (a ``func`` attr: While, If, PartitionedCall...)."""
+        return any(a.kind in ("func", "list(func)") for a in self.attrs)
+
+    @property
     def single_output(self) -> bool:
         """The kernel returns one array (not a sequence): one output, not a list output."""
         return len(self.outputs) == 1 and not self.outputs[0].is_list

@@ -21,7 +21,11 @@ from .optimizer import OptimizerOptions, optimize
 from .registry import lookup_op
 from .transfer import COPY_OP
 
-__all__ = ["Step", "Plan", "build_plan"]
+__all__ = ["Step", "Plan", "build_plan", "PLAN_OPTIONS"]
+
+# The attr a plan adds to a call op's step (While, If, PartitionedCall...): the plan's
+# (optimizer options, soft placement), so that the bodies it runs are planned alike.
+PLAN_OPTIONS = "_plan_options"
 
 
 @dataclass(frozen=True)
@@ -114,11 +118,15 @@ def build_plan(
             where.append("CPU:0" if host else device)
             if out not in slot:
                 slot[out] = outs[-1]
+        attrs = node.attrs
+        if node.op_def.calls_functions:
+            # A call op's bodies are planned with the options its caller's plan had.
+            attrs = {**attrs, PLAN_OPTIONS: (optimizer or OptimizerOptions(), allow_soft_placement)}
         protos.append(
             _Proto(
                 node.op_def,
                 node.name,
-                node.attrs,
+                attrs,
                 device,
                 tuple(ins),
                 node.input_lengths,

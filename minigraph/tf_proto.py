@@ -26,6 +26,7 @@ EXTRA_HINT = "requires the 'tensorboard' extra: pip install 'minigraph[tensorboa
 
 _PROTO_MODULES = (
     "attr_value_pb2",
+    "function_pb2",
     "graph_pb2",
     "node_def_pb2",
     "tensor_pb2",
@@ -216,6 +217,9 @@ def attr_from_proto(p: Any, a: AttrDef, value: Any, fail: Fail) -> Any:
         "tensor": "tensor",
         "list(int)": "list",
         "list(type)": "list",
+        "list(shape)": "list",
+        "list(func)": "list",
+        "func": "func",
     }[a.kind]
     if which != field:
         fail(f"attr '{a.name}' must be a {a.kind} (AttrValue.{field}), got AttrValue.{which}")
@@ -238,14 +242,31 @@ def attr_from_proto(p: Any, a: AttrDef, value: Any, fail: Fail) -> Any:
         return _shape_from_proto(value.shape, fail, what)
     if a.kind == "tensor":
         return tensor_from_proto(p, value.tensor, fail, what)
+    if a.kind == "func":  # a function's name: the importer resolves it in the library
+        return _function_name(value.func, fail, what)
     lst = value.list
-    field = "type" if a.kind == "list(type)" else "i"
+    field = {"list(type)": "type", "list(shape)": "shape", "list(func)": "func"}.get(a.kind, "i")
     for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
         if other != field and len(getattr(lst, other)):
             fail(f"{what} must be a {a.kind}, got a list of {other}")
     if a.kind == "list(type)":
         return tuple(_enum_to_dtype(p, v, fail, what) for v in lst.type)
+    if a.kind == "list(shape)":
+        return tuple(_shape_from_proto(v, fail, what) for v in lst.shape)
+    if a.kind == "list(func)":
+        return tuple(_function_name(v, fail, what) for v in lst.func)
     return tuple(int(v) for v in lst.i)
+
+
+def _function_name(func: Any, fail: Fail, what: str) -> str:
+    """A NameAttrList's function name; attrs on it (a polymorphic function's
+    instantiation) are not supported."""
+    if len(func.attr):
+        fail(
+            f"{what}: function {func.name!r} is instantiated with attrs, which minigraph "
+            "does not support"
+        )
+    return str(func.name)
 
 
 def generic_attr(p: Any, value: Any) -> Any:
@@ -311,6 +332,15 @@ def attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
     elif a.kind == "list(type)":
         av.list.SetInParent()
         av.list.type.extend(_dtype_to_enum(p, v) for v in value)
+    elif a.kind == "list(shape)":
+        av.list.SetInParent()
+        av.list.shape.extend(_shape_to_proto(p, v) for v in value)
+    elif a.kind == "func":
+        av.func.name = value.name
+    elif a.kind == "list(func)":
+        av.list.SetInParent()
+        for f in value:
+            av.list.func.add(name=f.name)
     else:  # pragma: no cover - a new attr kind must be added here
         raise errors.UnimplementedError(f"cannot export attr kind {a.kind!r}")
     return av

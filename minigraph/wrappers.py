@@ -21,6 +21,7 @@ import numpy as np
 from . import config, dtypes, errors
 from .dtypes import DType
 from .errors import short_repr
+from .functions import Function
 from .graph import Node, Operation, Output
 from .op_def import AttrDef, OpDef
 from .registry import lookup_op
@@ -286,16 +287,22 @@ def const_node(scope: Scope, value: np.ndarray) -> Output:
 
 
 def apply_op(
-    op_type: str, scope: Scope | None, inputs: Sequence[Any], attrs: dict[str, Any]
+    op_type: str,
+    scope: Scope | None,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any],
+    reserved_name: str | None = None,
 ) -> Operation:
     """Make one node of ``op_type``: convert inputs, infer and check attrs, add it.
 
     ``inputs`` follow the declaration (a list for a list input); ``attrs`` are
-    the caller's, without the ones inferred from inputs.
+    the caller's, without the ones inferred from inputs. ``reserved_name``: a name the
+    caller already took from the graph (``Scope.unique_op_name``), to name things after
+    the node before it exists.
     """
     op_def = lookup_op(op_type)
     scope = _scope_for(scope or current_scope(), inputs)
-    name = scope.unique_op_name(op_type)
+    name = reserved_name or scope.unique_op_name(op_type)
     if len(inputs) != len(op_def.inputs):
         raise errors.InvalidArgumentError(
             f"{op_type} takes {len(op_def.inputs)} inputs, got {len(inputs)}", name, op_type
@@ -601,6 +608,24 @@ def _check_attr(op_def: OpDef, name: str, a: AttrDef, value: Any) -> Any:
             return as_shape(value).check_valid()
         except (TypeError, ValueError) as e:
             fail(f"attr '{a.name}': {e}")
+    if a.kind == "list(shape)":
+        if not isinstance(value, list | tuple):
+            fail(f"attr '{a.name}' expects a list of shapes, got {short_repr(value)}")
+        try:
+            return tuple(as_shape(v).check_valid() for v in value)
+        except (TypeError, ValueError) as e:
+            fail(f"attr '{a.name}': {e}")
+    if a.kind in ("func", "list(func)"):
+        items = value if a.kind == "list(func)" else [value]
+        if not isinstance(items, list | tuple) or not all(isinstance(f, Function) for f in items):
+            fail(
+                f"attr '{a.name}' expects "
+                f"{'Functions' if a.kind == 'list(func)' else 'a Function'}, "
+                f"got {short_repr(value)}"
+            )
+        if a.minimum is not None and len(items) < a.minimum:
+            fail(f"Attr '{a.name}' of length {len(items)} must be at least minimum {a.minimum}")
+        return tuple(items) if a.kind == "list(func)" else value
     return value
 
 

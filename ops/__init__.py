@@ -8,6 +8,7 @@ classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
 from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
     array_ops,
     compare_ops,
+    control_flow_ops,
     conv_ops,
     data_flow_ops,
     gather_ops,
@@ -27,6 +28,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
+from minigraph.ops.control_flow_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403

@@ -1,0 +1,197 @@
+"""Functional control flow built in Python: mg.while_loop, mg.cond, mg.switch_case, mg.case.
+
+Expected values come from plain Python loops and branches written here. Every graph runs
+on the CPU, on the (simulated) GPU and with the optimizer off (the any_device fixture).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+
+def _run(fetches, feeds=None):
+    g = fetches[0].graph if isinstance(fetches, list) else fetches.graph
+    return mg.Session(g).run(fetches, feeds)  # any_device picks the device and optimizer
+
+
+pytestmark = pytest.mark.usefixtures("any_device")
+
+
+def test_while_loop_counts_and_multiplies():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [3])
+        i, y = mg.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, y * 2.0 + 1.0), [0, x])
+    value = np.array([1.0, -2.0, 0.5], np.float32)
+    expected = value.copy()
+    for _ in range(4):
+        expected = expected * 2 + 1
+    got_i, got_y = _run([i, y], {x: value})
+    assert got_i == 4
+    np.testing.assert_array_equal(got_y, expected)
+    np.testing.assert_array_equal(value, [1.0, -2.0, 0.5])  # the feed is not mutated
+
+
+def test_while_loop_data_dependent_trip_count():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [])
+        n, y = mg.while_loop(lambda n, y: y > 1.0, lambda n, y: (n + 1, y / 2.0), [0, x])
+    for start in (0.5, 3.0, 100.0):
+        count, value = 0, np.float32(start)
+        while value > 1.0:
+            count, value = count + 1, value / np.float32(2)
+        assert _run([n, y], {x: start}) == [count, value]
+
+
+def test_while_loop_captures_outer_tensors_and_returns_structure():
+    g = mg.Graph()
+    with g.as_default():
+        step = mg.placeholder(mg.int32, [])
+        limit = mg.constant(10)
+        single = mg.while_loop(lambda v: v < limit, lambda v: v + step, mg.constant(0))
+        pair = mg.while_loop(lambda a, b: a < limit, lambda a, b: (a + step, b - step), (0, 0))
+    got = _run([single, list(pair)], {step: 3})
+    assert got[0] == 12 and got[1] == [12, -12]
+    assert isinstance(pair, tuple)
+
+
+def test_while_loop_shape_invariants_let_a_shape_grow():
+    g = mg.Graph()
+    with g.as_default():
+        v = mg.placeholder(mg.float32, [None])
+        grown = mg.while_loop(
+            lambda v: mg.size(v) < 10, lambda v: mg.concat([v, v], 0), v, shape_invariants=[None]
+        )
+    assert grown.shape.dims == (None,)
+    got = _run(grown, {v: [1.0, 2.0, 3.0]})
+    np.testing.assert_array_equal(got, [1, 2, 3] * 4)
+
+
+def test_while_loop_maximum_iterations():
+    g = mg.Graph()
+    with g.as_default():
+        limit = mg.placeholder(mg.int32, [])
+        fixed = mg.while_loop(lambda x: x < 1000.0, lambda x: x * 2.0, 1.0, maximum_iterations=3)
+        fed = mg.while_loop(lambda x: x < 1000.0, lambda x: x * 2.0, 1.0, maximum_iterations=limit)
+    assert _run(fixed) == 8.0
+    assert _run(fed, {limit: 5}) == 32.0
+    assert _run(fed, {limit: 50}) == 1024.0  # cond stops it first
+    assert _run(fed, {limit: -1}) == 1.0  # TensorFlow 2: no iteration
+
+
+def test_nested_loops_and_cond_inside_loop():
+    g = mg.Graph()
+    with g.as_default():
+        n = mg.placeholder(mg.int32, [])
+
+        def outer_body(i, total):
+            inner = mg.while_loop(lambda j, s: j < i, lambda j, s: (j + 1, s + j), [0, 0])[1]
+            odd = mg.cond(mg.equal(i % 2, 1), lambda: inner * 10, lambda: inner)
+            return i + 1, total + odd
+
+        _, total = mg.while_loop(lambda i, t: i < n, outer_body, [0, 0])
+    expected = 0
+    for i in range(6):
+        inner = sum(range(i))
+        expected += inner * 10 if i % 2 == 1 else inner
+    assert _run(total, {n: 6}) == expected
+
+
+def test_cond_runs_only_the_taken_branch():
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.bool, [])
+        x = mg.placeholder(mg.float32, [2, 2])
+        out = mg.cond(p, lambda: mg.matmul(x, x), lambda: mg.tanh(mg.reduce_sum(x)) + x)
+    value = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    np.testing.assert_array_equal(_run(out, {p: True, x: value}), value @ value)
+    np.testing.assert_allclose(_run(out, {p: False, x: value}), np.tanh(value.sum()) + value, 1e-6)
+
+
+def test_cond_branch_shapes_relax_and_results_are_lists():
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.bool, [])
+        a, b = mg.cond(p, lambda: [mg.zeros([2]), 1], lambda: [mg.ones([3]), 2])
+    assert a.shape.dims == (None,)
+    got = _run([a, b], {p: False})
+    np.testing.assert_array_equal(got[0], [1, 1, 1])
+    assert got[1] == 2
+
+
+def test_a_pass_through_result_is_its_own_buffer():
+    # The If returns its captured input unchanged; later in-place work on one must not
+    # change the other.
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [4])
+        y = x * 1.0
+        same = mg.cond(mg.constant(True), lambda: y, lambda: y)
+        out = [same + 1.0, y + 2.0]
+    got = _run(out, {x: np.arange(4, dtype=np.float32)})
+    np.testing.assert_array_equal(got[0], np.arange(4) + 1)
+    np.testing.assert_array_equal(got[1], np.arange(4) + 2)
+
+
+def test_switch_case_and_case():
+    g = mg.Graph()
+    with g.as_default():
+        i = mg.placeholder(mg.int32, [])
+        x = mg.placeholder(mg.float32, [])
+        fns = [lambda: x + 1.0, lambda: x * 2.0, lambda: -x]
+        picked = mg.switch_case(i, fns)
+        with_default = mg.switch_case(i, fns[:2], default=lambda: x * 0.0)
+        first_true = mg.case([(x < 0.0, lambda: x - 100.0), (x < 10.0, lambda: x + 100.0)])
+        defaulted = mg.case([(x < 0.0, lambda: x - 100.0)], default=lambda: x * 3.0)
+    for index, expected in [(0, 4.0), (1, 6.0), (2, -3.0), (7, -3.0), (-1, -3.0)]:
+        assert _run(picked, {i: index, x: 3.0}) == expected
+    assert _run(with_default, {i: 5, x: 3.0}) == 0.0
+    assert _run(first_true, {x: -1.0}) == -101.0
+    assert _run(first_true, {x: 5.0}) == 105.0
+    assert _run(first_true, {x: 50.0}) == 150.0  # no default: the last pair's
+    assert _run(defaulted, {x: 2.0}) == 6.0
+
+
+def test_bodies_are_planned_once():
+    g = mg.Graph()
+    with g.as_default():
+        n = mg.placeholder(mg.int32, [])
+        out = mg.while_loop(lambda i: i < n, lambda i: i + 1, 0)
+    sess = mg.Session(g)
+    assert sess.run(out, {n: 5}) == 5
+    body = g.library[out.node.attrs["body"].name]
+    plans = dict(body._plans)
+    assert sess.run(out, {n: 50}) == 50
+    assert body._plans == plans and len(plans) == 1
+
+
+def test_build_time_errors_name_the_loop():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.constant([1.0, 2.0])
+        with pytest.raises(mg.errors.InvalidArgumentError, match="after one iteration") as e:
+            mg.while_loop(lambda v: mg.size(v) < 8, lambda v: mg.concat([v, v], 0), x, name="grow")
+        assert e.value.node_name == "grow"
+        with pytest.raises(mg.errors.InvalidArgumentError, match="enters the loop as float32"):
+            mg.while_loop(lambda v: v[0] < 8.0, lambda v: mg.cast(v, mg.int32), x)
+        with pytest.raises(mg.errors.InvalidArgumentError, match="returns 1 values for 2"):
+            mg.while_loop(lambda a, b: a < 3.0, lambda a, b: [a], [1.0, 2.0])
+        with pytest.raises(mg.errors.InvalidArgumentError, match="bool scalar"):
+            mg.while_loop(lambda v: v, lambda v: v, x)
+        with pytest.raises(mg.errors.InvalidArgumentError, match="must be >= 0"):
+            mg.while_loop(lambda v: v < 3.0, lambda v: v, 1.0, maximum_iterations=-2)
+        with pytest.raises(mg.errors.InvalidArgumentError, match="same number and dtypes"):
+            mg.cond(mg.constant(True), lambda: x, lambda: mg.constant(1))
+        with pytest.raises(TypeError, match="Python bool"):
+            mg.cond(True, lambda: x, lambda: x)
+        with pytest.raises(mg.errors.InvalidArgumentError, match="shape_invariants has 2"):
+            mg.while_loop(lambda v: v < 3.0, lambda v: v, [1.0], shape_invariants=[[], []])
+
+
+def test_the_cpp_style_classes_exist():
+    assert mg.ops.While is not None and mg.ops.StatelessIf is not None
+    assert mg.ops.PartitionedCall is not None and mg.ops.Case is not None

@@ -1,0 +1,130 @@
+"""TensorFlow's control flow and functions, as TensorFlow 2.21 writes them.
+
+tests/fixtures/control_flow/ holds frozen Keras RNNs, while loops, conds, cases, map_fn,
+scan, TensorArrays and nested function calls (tests/tf_oracle/make_control_flow_fixtures.py),
+each functional (``_fn``: While, If, Case, PartitionedCall and a function library) and
+lowered (``_lowered``: TensorFlow 1's Switch, Merge, Enter, Exit...), with TensorFlow's
+outputs. Each runs on the CPU, the (simulated) GPU and with the optimizer off; minigraph's
+export of it imports again with the same results, and runs in TensorFlow where installed.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+
+from test_graph_def import TF_RUNNER, _tf_python  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures" / "control_flow"
+CASES = [
+    c
+    for c in json.loads((FIXTURES / "cases.json").read_text())
+    if not c["name"].endswith("_bench") and "bench" not in c["name"]
+]
+
+
+def _missing(case: dict) -> list[str]:
+    registered = mg.registered_ops()
+    functions = set(case.get("functions", []))
+    ops = set(case["ops"]) | set(case.get("function_ops", []))
+    return sorted(op for op in ops if op not in registered and op not in functions)
+
+
+def _load(case: dict, graph_def=None) -> tuple[mg.Graph, dict, list]:
+    missing = _missing(case)
+    if missing:
+        pytest.skip(f"minigraph lacks {', '.join(missing)}")
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(graph_def or str(FIXTURES / case["file"]), name="")
+    saved = np.load(FIXTURES / f"{Path(case['file']).stem}.npz")
+    feeds = {name: saved[f"feed/{name}"] for name in case["feeds"]}
+    return g, feeds, [saved[f"fetch/{name}"] for name in case["fetches"]]
+
+
+def _check(case: dict, values: list, wanted: list) -> None:
+    for name, value, want in zip(case["fetches"], values, wanted):
+        assert value.dtype == want.dtype and value.shape == want.shape, name
+        np.testing.assert_allclose(
+            value, want, rtol=case.get("rtol", 2e-5), atol=case.get("atol", 1e-6), err_msg=name
+        )
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_runs_as_in_tensorflow(case):
+    g, feeds, wanted = _load(case)
+    _check(case, mg.Session(g).run(case["fetches"], feeds), wanted)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_export_imports_again_with_the_same_results(case):
+    g, feeds, wanted = _load(case)
+    exported = g.as_graph_def()
+    assert {f.signature.name for f in exported.library.function} >= {
+        fn.name for fn in g.library.values() if _called(g, fn.name)
+    }
+    again, _, _ = _load(case, exported)
+    _check(case, mg.Session(again).run(case["fetches"], feeds), wanted)
+
+
+def _called(g: mg.Graph, name: str) -> bool:
+    """Whether a node of ``g`` itself calls function ``name``."""
+    from minigraph.functions import function_attrs
+
+    return any(f.name == name for n in g.nodes() for f in function_attrs(n.attrs))
+
+
+@pytest.fixture(scope="module")
+def tf_export_results(tmp_path_factory):
+    python = _tf_python()
+    if python is None:
+        pytest.skip("TensorFlow is not installed (set MINIGRAPH_TF_PYTHON to a Python with it)")
+    d = tmp_path_factory.mktemp("tf_control_flow_export")
+    cases, expected = [], {}
+    for case in CASES:
+        if _missing(case):
+            continue
+        g = mg.Graph()
+        with g.as_default():
+            mg.import_graph_def(str(FIXTURES / case["file"]), name="")
+        mg.write_graph(g, d, f"{case['name']}.pb")
+        saved = np.load(FIXTURES / f"{Path(case['file']).stem}.npz")
+        np.savez(d / f"{case['name']}.feeds.npz", **{k: saved[f"feed/{k}"] for k in case["feeds"]})
+        cases.append(
+            {
+                "op": case["name"],
+                "file": str(d / f"{case['name']}.pb"),
+                "feeds": str(d / f"{case['name']}.feeds.npz"),
+                "fetches": case["fetches"],
+            }
+        )
+        expected[case["name"]] = [saved[f"fetch/{k}"] for k in case["fetches"]]
+    (d / "cases.json").write_text(json.dumps(cases))
+    (d / "run.py").write_text(TF_RUNNER)
+    proc = subprocess.run(
+        [python, str(d / "run.py"), str(d / "cases.json"), str(d / "status.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if proc.returncode:
+        pytest.fail(f"the TensorFlow runner failed:\n{proc.stderr[-3000:]}")
+    return d, json.loads((d / "status.json").read_text()), expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_export_runs_in_tensorflow(case, tf_export_results):
+    d, status, expected = tf_export_results
+    if case["name"] not in status:
+        pytest.skip(f"minigraph lacks {', '.join(_missing(case))}")
+    assert status[case["name"]] == "ok", status[case["name"]]
+    got = np.load(d / f"{case['name']}.pb.out.npz")
+    for i, want in enumerate(expected[case["name"]]):
+        np.testing.assert_allclose(got[f"arr_{i}"], want, rtol=2e-5, atol=1e-6)
