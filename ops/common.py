@@ -210,6 +210,13 @@ def reduce(
     return getattr(xp, name)(x, axis=axes, keepdims=keepdims, **({"dtype": dtype} if dtype else {}))
 
 
+def has_negative_zero(x: np.ndarray) -> bool:
+    """Whether float ``x`` (on the host: on a device this is a sync) holds a -0.0: one
+    compare of its bits as integers."""
+    ints = np.dtype(f"i{x.dtype.itemsize}")
+    return bool((x.view(ints) == np.iinfo(ints).min).any())
+
+
 # Below this many elements np.where's branches cost less than select_bits's five passes.
 _SELECT_MIN_SIZE = 1 << 12
 

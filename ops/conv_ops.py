@@ -19,7 +19,8 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import row_element, select_bits
+from minigraph.ops.common import has_negative_zero, row_element, select_bits
+from minigraph.ops.cuda_kernels import max_into
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge_dim, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -620,7 +621,10 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         xpad = _padded(xp, x, pads, lowest)
         out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
         windows = _pool_windows(xp, xpad, outs, k, s)
-        if x.dtype.kind == "f" and _has_negative_zero(xp, x):  # the first of 0.0, -0.0 wins
+        if xp is not np:  # the rule below in one kernel a window: no sync for a -0.0 probe
+            for window in windows:
+                max_into(xp, out, window)
+        elif x.dtype.kind == "f" and has_negative_zero(x):  # the first of 0.0, -0.0 wins
             for window in windows:
                 out = select_bits(xp, window > out, window, out)
         else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
@@ -653,12 +657,6 @@ def _copied_windows(
     for _, _, window in _taps(src, outs, k, s, d):
         dst[...] = window
         yield buffer
-
-
-def _has_negative_zero(xp: Any, x: Any) -> bool:
-    """Whether float ``x`` holds a -0.0 (one compare of its bits as integers)."""
-    ints = np.dtype(f"i{x.dtype.itemsize}")
-    return bool((x.view(ints) == np.iinfo(ints).min).any())
 
 
 def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 from minigraph.devices import is_cupy
 from minigraph.ops.common import WORDS
 
-__all__ = ["row_words", "stitch_rows", "index_rows", "partition_order"]
+__all__ = ["row_words", "stitch_rows", "index_rows", "partition_order", "max_into"]
 
 
 def row_words(x: Any, n: int) -> Any:
@@ -272,3 +272,22 @@ def partition_order(xp: Any, ids: Any, parts: int) -> tuple[Any, list[int]]:
     key = xp.minimum(ids.view(np.uint32), parts).astype(WORDS[width])
     sizes = xp.bincount(key, minlength=keys)
     return xp.argsort(key, kind="stable"), [int(c) for c in sizes.tolist()]
+
+
+@functools.cache
+def _max_into_kernel() -> Any:
+    import cupy
+
+    # TensorFlow's MaxPool rule, one window at a time: a cell replaces the running value
+    # only if greater, so NaN never wins and of 0.0 and -0.0 the first stays.
+    return cupy.ElementwiseKernel("T w", "T out", "if (w > out) out = w;", "minigraph_max_into")
+
+
+def max_into(xp: Any, out: Any, window: Any) -> None:
+    """``out = where(window > out, window, out)`` in place: one pass, no host sync.
+
+    Without CuPy: a boolean mask and a masked copy."""
+    if is_cupy(xp):
+        _max_into_kernel()(window, out)
+        return
+    xp.copyto(out, window, where=window > out)

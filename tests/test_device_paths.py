@@ -170,3 +170,33 @@ def test_partition_order_formulation_of_the_simulated_gpu(parts):
     assert sizes == np.bincount(keys, minlength=parts + 1).tolist()
     empty, none = cuda_kernels.partition_order(sim, ids[:0], parts)
     assert empty.size == 0 and none == [0] * (parts + 1)
+
+
+# -- MaxPool: no probe for -0.0 on a device --------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_max_pool_keeps_the_first_signed_zero_and_skips_nan(dtype):
+    if np.dtype(dtype).kind == "f":
+        x = np.array([[0.0, -0.0, np.nan, 1.0], [-0.0, 0.0, -np.inf, np.nan]], dtype)
+    else:
+        x = np.array([[0, -5, 3, 1], [-7, 2, 9, -1]], dtype)
+    got = run(lambda v: mg.nn.max_pool(v, 2, 2, "VALID"), x.reshape(1, 2, 4, 1))
+    flat = x.reshape(2, 2, 2).transpose(1, 0, 2).reshape(2, 4)  # each window's cells in order
+    want = []
+    for cells in flat:
+        best = np.finfo(dtype).min if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+        best = np.array(best, dtype)
+        for c in cells:
+            if c > best:
+                best = c
+        want.append(best)
+    want = np.array(want, dtype).reshape(1, 1, 2, 1)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+def test_max_into_formulation_of_the_simulated_gpu():
+    out = np.array([0.0, -0.0, 1.0, -np.inf], np.float32)
+    cuda_kernels.max_into(sim, out, np.array([-0.0, 0.0, np.nan, 2.0], np.float32))
+    assert out.tobytes() == np.array([0.0, -0.0, 1.0, 2.0], np.float32).tobytes()

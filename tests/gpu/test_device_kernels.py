@@ -43,3 +43,18 @@ def test_partition_order_of_few_distinct_ids_in_a_warp(cupy):
     order, sizes = cuda_kernels.partition_order(cupy, cupy.asarray(ids), 8)
     np.testing.assert_array_equal(order.get(), np.argsort(ids, kind="stable"))
     assert sizes == [*np.bincount(ids, minlength=8).tolist(), 0]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int64])
+def test_max_into_kernel(cupy, dtype):
+    rng = np.random.default_rng(0)
+    out = rng.standard_normal((64, 33)).astype(dtype)
+    window = rng.standard_normal((64, 66)).astype(dtype)[:, ::2]  # a strided window
+    if np.dtype(dtype).kind == "f":
+        out[0, :4] = [0.0, -0.0, np.nan, 1.0]
+        window[0, :4] = [-0.0, 0.0, 5.0, np.nan]
+    want = out.copy()
+    cuda_kernels.max_into(sim, want, window)
+    got = cupy.asarray(out)
+    cuda_kernels.max_into(cupy, got, cupy.asarray(window))
+    assert got.get().tobytes() == want.tobytes()
