@@ -15,6 +15,8 @@ an eighth of the physical memory; 0 turns it off).
 ``MINIGRAPH_KEEP_FREED_MEMORY=1`` (or :func:`keep_freed_memory`) lets the C allocator keep
 freed memory for reuse, as TensorFlow's allocator does, instead of returning large blocks
 to the system: later runs skip the page faults of fresh memory.
+``MINIGRAPH_CUDA_GRAPHS=0`` (or ``set_cuda_graphs(False)``) stops GPU plans of fixed shapes
+from being captured as CUDA graphs and replayed (minigraph.cuda_graphs; on by default).
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
 against what shape inference promised. ``set_check_outputs(True)`` turns on
@@ -40,6 +42,8 @@ __all__ = [
     "op_determinism_enabled",
     "simulated_gpu",
     "set_simulated_gpu",
+    "cuda_graphs",
+    "set_cuda_graphs",
     "kernel_threads",
     "max_tensor_bytes",
     "set_max_tensor_bytes",
@@ -58,6 +62,7 @@ _state: dict[str, Any] = {
     "kernel_threads": int(os.environ.get("MINIGRAPH_KERNEL_THREADS", "0") or 0)
     or min(4, os.cpu_count() or 1),
     "max_tensor_bytes": None,
+    "cuda_graphs": os.environ.get("MINIGRAPH_CUDA_GRAPHS", "1") not in ("", "0"),
 }
 
 
@@ -117,6 +122,16 @@ def simulated_gpu() -> bool:
 def set_simulated_gpu(on: bool) -> None:
     """Make "/gpu:0" a simulated GPU backed by NumPy (see minigraph.simulated_gpu)."""
     _state["simulated_gpu"] = bool(on)
+
+
+def cuda_graphs() -> bool:
+    return _state["cuda_graphs"]
+
+
+def set_cuda_graphs(enabled: bool) -> None:
+    """Capture GPU plans of fixed shapes as CUDA graphs and replay them (the default), or
+    not: every run then launches its kernels one by one (see minigraph.cuda_graphs)."""
+    _state["cuda_graphs"] = bool(enabled)
 
 
 def kernel_threads() -> int:

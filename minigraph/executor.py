@@ -19,12 +19,14 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 import numpy as np
 
 from . import config, errors, host_pool
+from .cuda_graphs import PlanGraphs
 from .devices import Device, is_cupy
 from .graph import group_inputs
 from .interop import Schedule, default_threads, plan_schedule, run_schedule
 from .kernel import KernelContext
 from .plan import Plan, Step
 from .registry import lookup_kernel
+from .transfer import COPY_OP
 
 __all__ = ["Executor", "LocalExecutor", "StepTiming"]
 
@@ -168,7 +170,13 @@ class LocalExecutor:
         schedule = (
             plan_schedule(fast_steps, plan.fetch_slots) if self.inter_op_threads > 1 else None
         )
-        return _Bound(bound, fast, fast_steps, template, schedule)
+        graphs = _plan_graphs(plan, fast, fast_steps, template)
+        return _Bound(bound, fast, fast_steps, template, schedule, graphs)
+
+    def cuda_graphs(self, plan: Plan) -> PlanGraphs | None:
+        """The CUDA graphs of ``plan`` (None when it cannot be captured), once it has run."""
+        entry = self._bound.get(id(plan))
+        return entry[1].graphs if entry is not None and entry[0]() is plan else None
 
     # IEEE results are the answer, as in TensorFlow: NumPy's floating-point warnings (inf -
     # inf, 0 / 0) are off in every kernel of the run, on every thread it uses.
@@ -190,6 +198,11 @@ class LocalExecutor:
                 values[s] = v
             _run_checked(plan, bound.steps, values, timings)
             return [values[s] for s in plan.fetch_slots]
+        graphs = bound.graphs
+        if graphs is not None and config.cuda_graphs():
+            fetched = graphs.run(feed_values)  # None: not (yet) a captured signature
+            if fetched is not None:
+                return fetched
         values = bound.template.copy()
         for s, v in zip(plan.feed_slots, feed_values):
             values[s] = v
@@ -203,21 +216,58 @@ class LocalExecutor:
 
             run_schedule(schedule, bound.fast, values, self.inter_op_threads, fail)
             return [values[s] for s in plan.fetch_slots]
-        k = 0
-        try:
-            for k, (call, args, outs, single, release) in enumerate(bound.fast):  # noqa: B007
-                if single:
-                    values[outs] = call(*args(values))
-                else:
-                    for o, r in zip(outs, call(*args(values))):
-                        values[o] = r
-                for r in release:
-                    values[r] = None
-        except errors.OpError:
-            raise
-        except Exception as e:
-            raise _wrap(bound.fast_steps[k], e) from e
+        _run_fast(bound.fast, bound.fast_steps, values)
         return [values[s] for s in plan.fetch_slots]
+
+
+def _run_fast(fast: list[tuple[Any, ...]], steps: list[Step], values: list[Any]) -> None:
+    """The fast loop: each bound step on ``values``, releasing values after their last use."""
+    k = 0
+    try:
+        for k, (call, args, outs, single, release) in enumerate(fast):  # noqa: B007
+            if single:
+                values[outs] = call(*args(values))
+            else:
+                for o, r in zip(outs, call(*args(values))):
+                    values[o] = r
+            for r in release:
+                values[r] = None
+    except errors.OpError:
+        raise
+    except Exception as e:
+        raise _wrap(steps[k], e) from e
+
+
+def _plan_graphs(
+    plan: Plan, fast: list[tuple[Any, ...]], fast_steps: list[Step], template: list[Any]
+) -> PlanGraphs | None:
+    """The CUDA graphs of a plan whose steps all run on GPU:0 (host constants aside), or
+    None: a CPU step (even shape arithmetic on constants), another GPU, an upload of
+    anything but a feed, or a fed value fetched as it is make it not capturable (see
+    minigraph.cuda_graphs). The uploads of feeds stay out of the graph."""
+    if not fast_steps or set(plan.fetch_slots) & set(plan.feed_slots):
+        return None
+    if any(step.device != "GPU:0" for step in fast_steps):
+        return None
+    feed_index = {slot: k for k, slot in enumerate(plan.feed_slots)}
+    uploads: dict[int, int] = {}
+    region, region_steps = [], []
+    for entry, step in zip(fast, fast_steps):
+        if step.op_type == COPY_OP:
+            if step.inputs[0] not in feed_index:
+                return None
+            uploads[step.outputs[0]] = feed_index[step.inputs[0]]
+        else:
+            region.append(entry)
+            region_steps.append(step)
+    return PlanGraphs(
+        _device_of(fast_steps[0]).xp,
+        plan.feed_slots,
+        plan.fetch_slots,
+        uploads,
+        template,
+        functools.partial(_run_fast, region, region_steps),
+    )
 
 
 class _Bound(NamedTuple):
@@ -228,6 +278,7 @@ class _Bound(NamedTuple):
     fast_steps: list[Step]
     template: list[Any]
     schedule: Schedule | None  # when some steps may run at once (minigraph.interop)
+    graphs: PlanGraphs | None  # when the plan may be captured (minigraph.cuda_graphs)
 
 
 def _run_checked(

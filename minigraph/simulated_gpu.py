@@ -19,18 +19,36 @@ on the simulated GPU does not fail on a real one for want of a CuPy feature
   there is no ``errstate``.
 - ``put`` writes in a shuffled order, so with a repeated index any one value may win, as
   when a GPU's writes race; kernels must not count on NumPy's in-order writes.
+- While a CUDA graph is "captured" (:func:`capturing`, see minigraph.cuda_graphs),
+  ``asnumpy`` (a read back to the host) fails as CuPy's does during stream capture.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import types
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
 
 from .cupy_limits import ATOMIC_AT_DTYPES, has_atomic_at
 
-__all__ = ["xp"]
+__all__ = ["xp", "capturing"]
+
+_capture = threading.local()  # whether this thread is "capturing" a CUDA graph
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[None]:
+    """A simulated stream capture on this thread: host reads fail until it ends."""
+    _capture.on = True
+    try:
+        yield
+    finally:
+        _capture.on = False
+
 
 _NOT_IN_CUPY = frozenset({"errstate", "seterr", "geterr"})
 
@@ -88,6 +106,11 @@ class _SimulatedCuPy(types.ModuleType):
 
     @staticmethod
     def asnumpy(x: Any) -> np.ndarray:
+        if getattr(_capture, "on", False):
+            raise RuntimeError(
+                "cudaErrorStreamCaptureUnsupported: operation not permitted when stream is "
+                "capturing (a device-to-host copy, simulated)"
+            )
         return np.array(x, copy=True)
 
     @staticmethod
