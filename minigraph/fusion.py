@@ -311,6 +311,8 @@ def _grows(value: Any, result: Any) -> bool:
 def _fusable(p: Any) -> bool:
     return (
         p.op_def.elementwise is not None
+        and not p.control_inputs  # a dead-aware plan's control dependencies stay as they are
+        and p.control_output is None
         and len(p.outputs) == 1
         and 1 <= len(p.inputs) <= 2
         and p.device.partition(":")[0] in p.op_def.kernels

@@ -25,6 +25,13 @@ raises the same errors. What a pass may touch:
 
 Steps whose values a fetch reads are never removed or replaced, and nothing is ever
 dropped that could raise at run time, except a repeat of a step that still runs.
+
+In a plan that may hold dead values (a TF1 conditional: minigraph.deadness) every pass
+keeps deadness as it was: a step that waits on a control input or that another step waits
+on is left as it is (a Const waiting on a branch's pivot is no constant), Switch and Merge
+are never folded, and no steps share an input (a merged step would be skipped as a whole
+when one member's input is dead). The other passes hold: an Identity or a repeat has its
+input's deadness, and a fused chain's steps in between have no other reader.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .deadness import makes_dead
 from .fusion import fuse_elementwise
 from .kernel import KernelContext
 from .registry import lookup_op
@@ -113,7 +121,7 @@ def optimize(
         passes.append(("constant_folding", _fold_constants))
     if options.do_input_facts:
         passes.append(("input_facts", _learn_input_facts))
-    if options.do_shared_input_merging:
+    if options.do_shared_input_merging and not makes_dead(p.op_def.name for p in protos):
         passes.append(("shared_input_merging", _with_places(merge_shared_inputs, places or {})))
     if options.do_elementwise_fusion:
         passes.append(("elementwise_fusion", _with_places(fuse_elementwise, places or {})))
@@ -123,6 +131,12 @@ def optimize(
         if changed:
             report.append(f"{name}: {changed} steps ({before} -> {len(protos)} steps)")
     return protos, alias, report
+
+
+def _waits(p: Any) -> bool:
+    """Whether a step takes part in control dependencies of a dead-aware plan: no pass
+    may drop, fold, merge or fuse it."""
+    return bool(p.control_inputs) or p.control_output is not None
 
 
 def _resolve(alias: dict[int, int], s: int) -> int:
@@ -146,6 +160,9 @@ def _remove_identity(
     out, removed = [], 0
     for p in protos:
         name = p.op_def.name
+        if _waits(p):
+            out.append(p)
+            continue
         if name in _NOTHING or (
             name in _PASS_THROUGH and not keep.intersection(p.outputs) and len(p.inputs) == 1
         ):
@@ -208,7 +225,7 @@ def _eliminate_common(
     out, removed = [], 0
     for p in _rewire(protos, alias):
         p = replace(p, inputs=tuple(_resolve(alias, s) for s in p.inputs))
-        if p.op_def.is_stateful or keep.intersection(p.outputs):
+        if p.op_def.is_stateful or keep.intersection(p.outputs) or _waits(p):
             out.append(p)
             continue
         attrs = tuple(sorted((k, _hashable(v)) for k, v in p.attrs.items()))
@@ -225,7 +242,7 @@ def _eliminate_common(
 
 
 def _const_value(p: Any) -> np.ndarray | None:
-    return p.attrs["value"] if p.op_def.name == "Const" else None
+    return p.attrs["value"] if p.op_def.name == "Const" and not _waits(p) else None
 
 
 def _output_bytes(p: Any) -> int | None:
@@ -283,6 +300,7 @@ def _try_fold(
     if (
         not p.inputs
         or op_def.is_stateful
+        or _waits(p)
         or keep.intersection(p.outputs)
         or any(s not in values for s in p.inputs)
     ):

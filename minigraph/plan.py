@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
+from . import deadness, errors
 from .devices import DeviceSpec, get_device, parse_device
 from .graph import Node, Operation, Output
 from .optimizer import OptimizerOptions, optimize
@@ -44,6 +44,10 @@ class Step:
     output_specs: tuple[tuple[tuple[int | None, ...] | None, str], ...]  # (dims, dtype name)
     single_output: bool = True  # the kernel returns one array, not a sequence
     input_dims: tuple[tuple[int | None, ...] | None, ...] = ()  # what shape inference knows
+    # Only in a dead-aware plan (Plan.dead_aware): the slots of the control tokens this
+    # step waits on (DEAD when that node was skipped), and the slot of its own token.
+    control_inputs: tuple[int, ...] = ()
+    control_output: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,9 @@ class Plan:
     # fetch's: a view of it (Reshape, Split...), or the same tensor again. The session
     # returns them as copies, so that every fetched array is the caller's own.
     shared_fetches: tuple[int, ...] = ()
+    # Whether a value may be dead (a Switch is among the steps): the executor then runs the
+    # dead-aware loop, which skips a step fed a dead value (minigraph.deadness).
+    dead_aware: bool = False
 
 
 def build_plan(
@@ -82,6 +89,8 @@ def build_plan(
     protos = []
     copies: dict[tuple[int, str], int] = {}
     placed = _place_all(nodes, session_device, allow_soft_placement)
+    dead_aware = deadness.makes_dead(n.type_string for n in nodes)
+    tokens = _control_tokens(nodes, where) if dead_aware else {}
     for node in nodes:
         device = placed[node.name]
         if device != "CPU:0" and _host_only(node, [where[slot[x]] for x in node.inputs]):
@@ -132,6 +141,8 @@ def build_plan(
                 node.input_lengths,
                 tuple(outs),
                 node.output_specs,
+                tuple(tokens[c.name] for c in node.control_inputs if c.name in tokens),
+                tokens.get(node.name),
             )
         )
     fetch_slots = tuple(slot[x] for x in fetch_outputs)
@@ -139,7 +150,23 @@ def build_plan(
     dims = {i: x.shape.dims for i, x in enumerate(feeds)}  # a feed is checked against these
     dims.update((o, spec.shape.dims) for p in protos for o, spec in zip(p.outputs, p.specs))
     steps, shared = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)
-    return Plan(steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report), shared)
+    return Plan(
+        steps, len(where), tuple(range(len(feeds))), fetch_slots, tuple(report), shared, dead_aware
+    )
+
+
+def _control_tokens(nodes: list[Node], where: list[str]) -> dict[str, int]:
+    """A slot for each planned node that another one has as a control input: the node's
+    control token, which says whether it ran (a dead-aware plan skips a node whose control
+    input was skipped, as TensorFlow does)."""
+    planned = {n.name for n in nodes}
+    tokens: dict[str, int] = {}
+    for n in nodes:
+        for c in n.control_inputs:
+            if c.name in planned and c.name not in tokens:
+                tokens[c.name] = len(where)
+                where.append("CPU:0")
+    return tokens
 
 
 @dataclass(frozen=True)
@@ -154,6 +181,8 @@ class _Proto:
     input_lengths: tuple[int | None, ...]
     outputs: tuple[int, ...]
     specs: tuple[Any, ...]
+    control_inputs: tuple[int, ...] = ()  # as Step's
+    control_output: int | None = None
 
 
 def _schedule(
@@ -184,6 +213,8 @@ def _schedule(
     for k, p in enumerate(protos):
         for s in p.inputs:
             last_use[s] = k
+        if deadness.takes_dead(p.op_def.name):
+            _join_inputs(p.inputs, group, root, uses, pinned)  # a Merge passes on any input
         if p.op_def.aliases_input and p.inputs:
             for o in p.outputs:
                 group[o] = root(p.inputs[p.op_def.aliased_input])
@@ -223,6 +254,8 @@ def _schedule(
                 output_specs=tuple((s.shape.dims, s.dtype.name) for s in p.specs),
                 single_output=p.op_def.single_output,
                 input_dims=tuple(dims.get(s) for s in p.inputs),
+                control_inputs=p.control_inputs,
+                control_output=p.control_output,
             )
         )
     fetched: set[int] = set()  # the buffers fetched so far
@@ -232,6 +265,20 @@ def _schedule(
             shared.append(i)
         fetched.add(root(s))
     return tuple(steps), tuple(shared)
+
+
+def _join_inputs(
+    inputs: tuple[int, ...], group: list[int], root: Any, uses: dict[int, int], pinned: set[int]
+) -> None:
+    """Make one buffer group of all these inputs (a Merge's output is any one of them)."""
+    first = root(inputs[0])
+    for s in inputs[1:]:
+        r = root(s)
+        if r != first:
+            group[r] = first
+            uses[first] = uses.get(first, 0) + uses.pop(r, 0)
+            if r in pinned:
+                pinned.add(first)
 
 
 def _place_all(

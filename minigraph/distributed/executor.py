@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import config, errors
+from ..deadness import makes_dead
 from ..devices import DeviceSpec, parse_device
 from ..graph import Node, Output
 from ..graph_io import graph_from_dict, graph_to_dict
@@ -374,6 +375,13 @@ class DaskExecutor:
             return futures
 
     def run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None = None) -> list[Any]:
+        if plan.dead_aware:  # its tasks would hand a dead value to the next kernel
+            step = next(s for s in plan.steps if makes_dead([s.op_type]))
+            raise errors.UnimplementedError(
+                "a TF1 conditional (Switch/Merge) runs on the local executor only, not on Dask",
+                step.node_name,
+                step.op_type,
+            )
         if not isinstance(plan, DaskPlan):  # a plan from the local planner: nothing pinned
             steps = tuple(replace(s, forwardable=frozenset()) for s in plan.steps)
             plan = _dask_plan(plan, steps, (None,) * len(steps))
