@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol
 
 import numpy as np
 
-from . import config, errors, host_pool
+from . import config, dtypes, errors, host_pool
 from .cuda_graphs import PlanGraphs
 from .devices import Device, is_cupy
 from .graph import group_inputs
@@ -336,7 +336,7 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
                 step.node_name,
                 step.op_type,
             )
-        if np.dtype(r.dtype).name != np.dtype(dtype if dtype != "bool" else np.bool_).name:
+        if np.dtype(r.dtype) != dtypes.as_dtype(dtype).np:  # as_dtype: "variant" is object
             raise errors.InternalError(
                 f"output {i}: kernel returned dtype {r.dtype}, shape inference said {dtype}",
                 step.node_name,

@@ -13,6 +13,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     data_flow_ops,
     gather_ops,
     linalg_ops,
+    list_gather_ops,
+    list_ops,
     loss_ops,
     math_ops,
     nn_ops,
@@ -25,6 +27,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     slice_ops,
     spacetobatch_ops,
     sparse_segment_ops,
+    tensor_array,
+    tensor_array_ops,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
@@ -33,6 +37,8 @@ from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
 from minigraph.ops.linalg_ops import *  # noqa: F403
+from minigraph.ops.list_gather_ops import *  # noqa: F403
+from minigraph.ops.list_ops import *  # noqa: F403
 from minigraph.ops.loss_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
@@ -45,6 +51,8 @@ from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
 from minigraph.ops.sparse_segment_ops import *  # noqa: F403
+from minigraph.ops.tensor_array import *  # noqa: F403
+from minigraph.ops.tensor_array_ops import *  # noqa: F403
 
 FAMILIES = (
     array_ops,

@@ -128,7 +128,9 @@ def input_value(draw: Any, op_def: OpDef, arg: Any) -> Any:
     choice = draw(st.integers(0, 19))
     if choice == 0:
         return draw(st.sampled_from(JUNK))
-    if arg.dtype is not None:
+    if arg.dtype is not None and arg.dtype.is_handle:
+        good = DTYPES  # only ops make a variant or resource: any array is the wrong dtype
+    elif arg.dtype is not None:
         good = [arg.dtype.np]
     else:
         good = _type_choices(op_def, arg.type_attr) or DTYPES
@@ -145,7 +147,7 @@ def tame_input(draw: Any, op_def: OpDef, arg: Any, types: dict, shape: tuple) ->
     """A plausible input: one dtype per type attr, one shape for all data inputs, small
     non-negative shape-like values, so that the ops' success paths run too."""
     if arg.dtype is not None:
-        dt = arg.dtype.np
+        dt = np.float32 if arg.dtype.is_handle else arg.dtype.np  # refused: made by ops only
     else:
         key = arg.type_attr
         if key not in types:

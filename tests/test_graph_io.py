@@ -18,6 +18,56 @@ def _scope():
     return current_scope()
 
 
+def _reserve():
+    return ops.tensor_list_reserve([4], 3, element_dtype=mg.float32)
+
+
+def _empty():
+    return ops.empty_tensor_list([4], 5, element_dtype=mg.float32)
+
+
+def _from(x):
+    return ops.tensor_list_from_tensor(x, [4])
+
+
+def _push(lst):
+    return ops.tensor_list_push_back(lst, F[1])
+
+
+def _stack(lst):
+    return ops.tensor_list_stack(lst, [4], element_dtype=mg.float32)
+
+
+_TENSOR_ARRAY_V3_OPS = [
+    "TensorArrayV3",
+    "TensorArrayWriteV3",
+    "TensorArrayReadV3",
+    "TensorArrayScatterV3",
+    "TensorArrayGatherV3",
+    "TensorArraySplitV3",
+    "TensorArrayConcatV3",
+    "TensorArraySizeV3",
+    "TensorArrayCloseV3",
+]
+
+
+def _tensor_array_v3():
+    """Every TF1 TensorArray op on one array and a second one (split, concat)."""
+    ta = ops.TensorArrayV3(_scope(), 3, dtype=mg.float32, clear_after_read=False)
+    flow = ops.TensorArrayWriteV3(_scope(), ta.handle, 0, F[0], ta.flow).flow_out
+    flow = ops.TensorArrayScatterV3(_scope(), ta.handle, [2, 1], F[1:], flow).flow_out
+    read = ops.TensorArrayReadV3(_scope(), ta.handle, 1, flow, dtype=mg.float32).value
+    gathered = ops.TensorArrayGatherV3(_scope(), ta.handle, [2, 0], flow, dtype=mg.float32)
+    size = ops.TensorArraySizeV3(_scope(), ta.handle, flow).size
+    ta2 = ops.TensorArrayV3(_scope(), 2, dtype=mg.float32)
+    flow2 = ops.TensorArraySplitV3(_scope(), ta2.handle, F, np.array([1, 2]), ta2.flow).flow_out
+    cat = ops.TensorArrayConcatV3(_scope(), ta2.handle, flow2, dtype=mg.float32)
+    with mg.control_dependencies([read, gathered.value, size]):
+        closed = ops.TensorArrayCloseV3(_scope(), ta.handle).operation
+    with mg.control_dependencies([closed]):
+        return [read, gathered.value, size, cat.value, cat.lengths, mg.identity(size)]
+
+
 # One small graph per registered op type: (build, fetch value expected to survive the trip).
 OP_EXAMPLES = {
     "Const": lambda: mg.constant(np.array([np.nan, -0.0, 1e-40], np.float32)),
@@ -201,6 +251,43 @@ OP_EXAMPLES = {
     "SparseSegmentSqrtNWithNumSegments": lambda: mg.sparse_segment_sqrt_n(
         F, [2, 0], [0, 2], num_segments=4
     ),
+    **{
+        # The list and TensorArray ops (tests/test_list_ops.py), each fetched through an op
+        # that gives numbers: a list or an array handle is not a value to compare.
+        "EmptyTensorList": lambda: _stack(_push(_empty())),
+        "TensorListReserve": lambda: _stack(_reserve()),
+        "TensorListFromTensor": lambda: _stack(_from(F)),
+        "TensorListSplit": lambda: ops.tensor_list_get_item(
+            ops.tensor_list_split(F, [-1, 4], np.array([1, 2])),
+            1,
+            [-1, 4],
+            element_dtype=mg.float32,
+        ),
+        "TensorListSetItem": lambda: _stack(ops.tensor_list_set_item(_reserve(), 1, F[0])),
+        "TensorListGetItem": lambda: ops.tensor_list_get_item(
+            _from(F), 2, [4], element_dtype=mg.float32
+        ),
+        "TensorListStack": lambda: _stack(_from(F)),
+        "TensorListLength": lambda: ops.tensor_list_length(_reserve()),
+        "TensorListElementShape": lambda: ops.tensor_list_element_shape(
+            _reserve(), shape_type=mg.int64
+        ),
+        "TensorListPushBack": lambda: _stack(_push(_reserve())),
+        "TensorListPopBack": lambda: ops.tensor_list_pop_back(
+            _from(F), [4], element_dtype=mg.float32
+        )[1],
+        "TensorListConcatV2": lambda: ops.tensor_list_concat_v2(
+            _from(F), [-1], np.zeros(0, np.int64), element_dtype=mg.float32
+        ),
+        "TensorListGather": lambda: ops.tensor_list_gather(
+            _from(F), [2, 0], [4], element_dtype=mg.float32
+        ),
+        "TensorListScatterIntoExistingList": lambda: _stack(
+            ops.tensor_list_scatter_into_existing_list(_reserve(), F[:2], [1, 0])
+        ),
+        "TensorListResize": lambda: _stack(ops.tensor_list_resize(_from(F), 5)),
+        **{op: _tensor_array_v3 for op in _TENSOR_ARRAY_V3_OPS},
+    },
 }
 
 
