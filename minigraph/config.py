@@ -15,8 +15,10 @@ an eighth of the physical memory; 0 turns it off).
 ``MINIGRAPH_KEEP_FREED_MEMORY=1`` (or :func:`keep_freed_memory`) lets the C allocator keep
 freed memory for reuse, as TensorFlow's allocator does, instead of returning large blocks
 to the system: later runs skip the page faults of fresh memory.
-``MINIGRAPH_CUDA_GRAPHS=0`` (or ``set_cuda_graphs(False)``) stops GPU plans of fixed shapes
-from being captured as CUDA graphs and replayed (minigraph.cuda_graphs; on by default).
+``MINIGRAPH_CUDA_GRAPHS=1`` (or ``set_cuda_graphs(True)``) lets GPU plans of fixed shapes be
+captured as CUDA graphs and replayed (minigraph.cuda_graphs). Off by default: on an H200
+with CuPy 14.2 a plan with a matmul failed to capture (harmless: it then runs plainly), and
+no replay has been checked on hardware yet.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
 against what shape inference promised. ``set_check_outputs(True)`` turns on
@@ -62,7 +64,7 @@ _state: dict[str, Any] = {
     "kernel_threads": int(os.environ.get("MINIGRAPH_KERNEL_THREADS", "0") or 0)
     or min(4, os.cpu_count() or 1),
     "max_tensor_bytes": None,
-    "cuda_graphs": os.environ.get("MINIGRAPH_CUDA_GRAPHS", "1") not in ("", "0"),
+    "cuda_graphs": os.environ.get("MINIGRAPH_CUDA_GRAPHS", "0") not in ("", "0"),
 }
 
 

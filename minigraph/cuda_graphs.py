@@ -7,7 +7,9 @@ holds, for one plan, a captured graph per feed signature (each feed's shape and 
 
 - **When**: every step of the plan runs on the GPU (host constants aside; a CPU step,
   even shape arithmetic on constants, makes the plan not capturable: the simplest rule),
-  every feed is a device array or a host array of at most SMALL_HOST_FEED bytes, and the
+  every feed is a device array of at most SMALL_DEVICE_FEED bytes or a host array of at
+  most SMALL_HOST_FEED bytes (a large feed's copy into the graph's buffer outweighs the
+  launches a graph saves: such a plan is not launch-bound), and the
   plan has run CAPTURE_AFTER times with that signature (so every kernel is compiled and
   every lazy table built). At most MAX_GRAPHS signatures per plan are captured.
 - **How**: the feeds' uploads (the ``_Copy`` steps that read a fed host value) stay out
@@ -27,7 +29,8 @@ The simulated GPU (``MINIGRAPH_SIMULATED_GPU=1``) takes the same path: its "capt
 the steps (recording nothing), its host reads (``asnumpy``) fail while capturing as CuPy's
 do, and its "replay" runs the steps again and writes their results into the captured
 output arrays, so the bookkeeping (captures, fallbacks, copies out) is tested everywhere.
-``mg.config.set_cuda_graphs(False)`` or ``MINIGRAPH_CUDA_GRAPHS=0`` turns it all off.
+It is opt-in: ``mg.config.set_cuda_graphs(True)`` or ``MINIGRAPH_CUDA_GRAPHS=1`` (see
+docs/devices.md for why it is off by default).
 """
 
 from __future__ import annotations
@@ -42,11 +45,12 @@ import numpy as np
 from . import simulated_gpu
 from .devices import is_cupy
 
-__all__ = ["PlanGraphs", "CAPTURE_AFTER", "MAX_GRAPHS", "SMALL_HOST_FEED"]
+__all__ = ["PlanGraphs", "CAPTURE_AFTER", "MAX_GRAPHS", "SMALL_HOST_FEED", "SMALL_DEVICE_FEED"]
 
 CAPTURE_AFTER = 2  # plain runs of one feed signature before it is captured
 MAX_GRAPHS = 4  # feed signatures captured per plan
 SMALL_HOST_FEED = 1 << 16  # bytes: a larger host feed's upload outweighs what a graph saves
+SMALL_DEVICE_FEED = 1 << 20  # bytes: copying a larger device feed in costs more than it saves
 
 Signature = tuple[tuple[tuple[int, ...], str, bool], ...]
 RunSteps = Callable[[list[Any]], None]
@@ -82,6 +86,7 @@ class PlanGraphs:
         self.failures = 0
         self.replays = 0
         self.broken = False
+        self.failure: str | None = None  # why the capture failed, for tests and debugging
         self._lock = threading.Lock()
 
     def run(self, feed_values: Sequence[Any]) -> list[Any] | None:
@@ -114,6 +119,8 @@ class PlanGraphs:
                 return None
             if not host and isinstance(v, np.ndarray) and is_cupy(self.xp):
                 return None
+            if not host and v.nbytes > SMALL_DEVICE_FEED:
+                return None
             sig.append((tuple(v.shape), v.dtype.str, host))
         return tuple(sig)
 
@@ -121,7 +128,8 @@ class PlanGraphs:
         backend = _CuPyBackend(self.xp) if is_cupy(self.xp) else _SimulatedBackend()
         try:
             captured = _Captured.capture(self, backend, feed_values)
-        except Exception:  # a sync, an unsupported call, an error: plain runs from now on
+        except Exception as e:  # a sync, an unsupported call, an error: plain runs from now on
+            self.failure = f"{type(e).__name__}: {e}"
             self.broken = True
             self.failures += 1
             return None
