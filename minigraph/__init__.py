@@ -212,6 +212,7 @@ from .ops.sparse_segment_ops import (  # noqa: E402  (the op library needs the r
     sparse_segment_sqrt_n,
     sparse_segment_sum,
 )
+from .ops.tensor_array import TensorArray  # noqa: E402  (the op library needs the runtime above)
 
 __version__ = "0.1.0"
 
@@ -391,6 +392,7 @@ __all__ = [
     "cond",
     "case",
     "switch_case",
+    "TensorArray",
     "variant",
     "resource",
 ]

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import __version__, config, errors
-from .graph_files import CommandError, load_graph, op_rows, unsupported_kind
+from .graph_files import CommandError, functions_line, load_graph, op_rows, unsupported_kind
 
 GRAPH_HELP = "a graph file: .json (Graph.to_json()), or a TensorFlow GraphDef .pb / .pbtxt"
 
@@ -201,6 +201,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         supported = "yes" if ok else "no"
         line = f"{op:<{w_op}}  {count:>5}  {supported:<9}  {example:<{w_node}}  {reason}"
         print(line.rstrip())
+    functions = functions_line(args.graph)
+    if functions:
+        print(functions)
     bad = [r for r in rows if not r[2]]
     total = sum(r[1] for r in rows)
     if not bad:

@@ -8,6 +8,7 @@ step names its op, attrs and device and holds no Graph or Session object.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
 import sys
@@ -20,6 +21,7 @@ import numpy as np
 
 from . import config, dtypes, errors, host_pool
 from .cuda_graphs import PlanGraphs
+from .deadness import DEAD, takes_dead
 from .devices import Device, is_cupy
 from .graph import group_inputs
 from .interop import Schedule, default_threads, plan_schedule, run_schedule
@@ -28,7 +30,7 @@ from .plan import Plan, Step
 from .registry import lookup_kernel
 from .transfer import COPY_OP
 
-__all__ = ["Executor", "LocalExecutor", "StepTiming"]
+__all__ = ["Executor", "LocalExecutor", "StepTiming", "current_trace"]
 
 
 class Executor(Protocol):
@@ -192,11 +194,13 @@ class LocalExecutor:
 
     def _run(self, plan: Plan, feed_values: Sequence[Any], timings: list | None) -> list[Any]:
         bound = self._bound_steps(plan)
-        if timings is not None or config.check_outputs():
+        if timings is not None or config.check_outputs() or plan.dead_aware:
             values: list[Any] = [None] * plan.num_slots
             for s, v in zip(plan.feed_slots, feed_values):
                 values[s] = v
             _run_checked(plan, bound.steps, values, timings)
+            if plan.dead_aware:
+                _check_live(plan, values)
             return [values[s] for s in plan.fetch_slots]
         graphs = bound.graphs
         if graphs is not None and config.cuda_graphs():
@@ -284,12 +288,48 @@ class _Bound(NamedTuple):
 def _run_checked(
     plan: Plan, bound: list[tuple[Any, ...]], values: list[Any], timings: list | None
 ) -> None:
-    """The slow loop: per-step timing, debug lines and output checks."""
+    """The slow loop: per-step timing, debug lines and output checks; and the loop of a
+    plan whose values may be dead (minigraph.deadness): a step with a dead input or a dead
+    control input is skipped and its outputs are dead, except a Merge's, which runs."""
     t_run = time.perf_counter()
+    token = _TRACE.set((timings, t_run)) if timings is not None else None
+    try:
+        _run_steps(plan, bound, values, timings, t_run)
+    finally:
+        if token is not None:
+            _TRACE.reset(token)
+
+
+# The timings list and start of the traced run in progress (per thread and task): a call op
+# runs its body traced into it (minigraph.functions), its steps named under the call's.
+_TRACE: contextvars.ContextVar[tuple[list, float] | None] = contextvars.ContextVar(
+    "minigraph_trace", default=None
+)
+
+
+def current_trace() -> tuple[list, float] | None:
+    """(the timings of the traced run in progress, its start in perf_counter seconds), or
+    None outside a traced run."""
+    return _TRACE.get()
+
+
+def _run_steps(
+    plan: Plan, bound: list[tuple[Any, ...]], values: list[Any], timings: list | None, t_run: float
+) -> None:
+    dead_aware = plan.dead_aware
     for step, (fn, ctx, args, outs, single, release) in zip(plan.steps, bound):
+        ins = args(values)
+        if dead_aware and _skipped(step, ins, values):
+            for o in [outs] if single else outs:
+                values[o] = DEAD
+            if step.control_output is not None:
+                values[step.control_output] = DEAD
+            for r in release:
+                values[r] = None
+            continue
         t0 = time.perf_counter()
         try:
-            result = fn(ctx, *args(values))
+            result = fn(ctx, *ins)
             if timings is not None:
                 ctx.synchronize()  # a GPU step's time is its kernels' time, not their launch
         except errors.OpError:
@@ -302,6 +342,9 @@ def _run_checked(
             _check_outputs(step, results)
         for o, r in zip([outs] if single else outs, results):
             values[o] = r
+        if step.control_output is not None:  # a Merge of dead inputs is dead; a Switch is not
+            dead = takes_dead(step.op_type) and results[0] is DEAD
+            values[step.control_output] = DEAD if dead else True
         for r in release:
             values[r] = None
         if timings is not None:
@@ -321,6 +364,29 @@ def _run_checked(
             )
 
 
+def _skipped(step: Step, inputs: Sequence[Any], values: list[Any]) -> bool:
+    """Whether a step of a dead-aware plan is dead: a data or control input is (a Merge
+    runs whatever its inputs, as TensorFlow's executor does)."""
+    if takes_dead(step.op_type):
+        return False
+    return any(v is DEAD for v in inputs) or any(values[c] is DEAD for c in step.control_inputs)
+
+
+def _check_live(plan: Plan, values: list[Any]) -> None:
+    """A fetched tensor that is dead (on a branch a Switch did not take) is an error, in
+    TensorFlow's words."""
+    for i, s in enumerate(plan.fetch_slots):
+        if values[s] is DEAD:
+            step = next(p for p in plan.steps if s in p.outputs)
+            raise errors.InvalidArgumentError(
+                f"Retval[{i}] does not have value: output {step.outputs.index(s)} of "
+                f"{step.node_name} is dead (it is on a branch of a conditional that did not "
+                "run)",
+                step.node_name,
+                step.op_type,
+            )
+
+
 def _check_outputs(step: Step, results: list[Any]) -> None:
     """Kernel outputs must match the count, dtypes and shapes inference promised."""
     if len(results) != len(step.output_specs):
@@ -330,6 +396,8 @@ def _check_outputs(step: Step, results: list[Any]) -> None:
             step.op_type,
         )
     for i, (r, (dims, dtype)) in enumerate(zip(results, step.output_specs)):
+        if r is DEAD:  # the untaken output of a Switch
+            continue
         if isinstance(r, np.generic):  # a kernel must return arrays (host_array reads them)
             raise errors.InternalError(
                 f"output {i}: kernel returned a NumPy scalar, not an array",

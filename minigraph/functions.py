@@ -15,12 +15,13 @@ is *captured*, becoming an extra argument that the call op passes in.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from . import errors
 from .dtypes import DType
-from .executor import LocalExecutor
+from .executor import LocalExecutor, StepTiming, current_trace
 from .graph import Graph, Node, Operation, Output
 from .inference import InferenceContext
 from .kernel import KernelContext
@@ -190,12 +191,27 @@ class Function:
             optimizer=optimizer,
         )
 
-    def call(self, ctx: KernelContext, args: Sequence[Any]) -> list[Any]:
-        """Run the body on ``args`` (on the calling step's device); its results."""
+    def call(self, ctx: KernelContext, args: Sequence[Any], label: str = "call") -> list[Any]:
+        """Run the body on ``args`` (on the calling step's device); its results. In a traced
+        run, the body's steps are traced too, named ``<call node>/<label>/<step>`` (a loop
+        labels ``body/<iteration>``), so a trace of an LSTM reads step by step."""
         if len(args) != len(self.inputs):
             ctx.fail(f"function {self.name} takes {len(self.inputs)} arguments, got {len(args)}")
         plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
-        return _executor(ctx).run(plan, list(args))
+        trace = current_trace()
+        if trace is None:
+            return _executor(ctx).run(plan, list(args))
+        timings, origin = trace
+        inner: list[StepTiming] = []
+        start = time.perf_counter()
+        results = _executor(ctx).run(plan, list(args), timings=inner)
+        offset = (start - origin) * 1e6
+        prefix = f"{ctx.node_name}/{label}/"
+        timings.extend(
+            StepTiming((prefix + name, op, device, t + offset, dt))
+            for name, op, device, t, dt in inner
+        )
+        return results
 
     def __repr__(self) -> str:
         return f"<Function {self.name}: {len(self.inputs)} args, {len(self.outputs)} results>"

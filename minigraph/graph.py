@@ -415,18 +415,33 @@ class Graph:
         return nx.graphviews.generic_graph_view(self._nx).copy(as_view=True)
 
     def to_dot(self) -> str:
-        """The graph in Graphviz DOT: data edges labelled with dtype and shape, control dashed."""
-        lines = ["digraph minigraph {", "  node [shape=box, fontname=Helvetica];"]
-        for n in self.nodes():
-            lines.append(f'  "{n.name}" [label="{n.name}\\n{n.type_string}"];')
-        for u, v, d in self._nx.edges(data=True):
-            if d["control"]:
-                lines.append(f'  "{u}" -> "{v}" [style=dashed];')
-            else:
-                src = self.node(u)
-                spec = src.output_specs[d["src_output"]]
-                which = f"{d['src_output']}: " if src.num_outputs > 1 else ""
-                lines.append(f'  "{u}" -> "{v}" [label="{which}{spec.dtype.name}{spec.shape}"];')
+        """The graph in Graphviz DOT: data edges labelled with dtype and shape, control dashed.
+        Each function body that a node calls (While, If, PartitionedCall...) is drawn once,
+        as a cluster of its own beside the graph, and each call points at it (dotted)."""
+        lines = [
+            "digraph minigraph {",
+            "  compound=true;",
+            "  node [shape=box, fontname=Helvetica];",
+        ]
+        lines += _dot_nodes(self, "")
+        drawn: set[str] = set()
+        pending = [(n.name, f) for n in self.nodes() for f in _bodies(n)]
+        while pending:
+            caller, fn = pending.pop(0)
+            prefix = f"{fn.name}/"
+            if fn.name not in drawn:
+                drawn.add(fn.name)
+                lines.append(f'  subgraph "cluster_{fn.name}" {{')
+                lines.append(f'    label="{fn.name}"; style=rounded;')
+                lines += ["  " + line for line in _dot_nodes(fn.graph, prefix)]
+                lines.append("  }")
+                pending += [(prefix + n.name, f) for n in fn.graph.nodes() for f in _bodies(n)]
+            first = next(iter(fn.graph.nodes()), None)
+            if first is not None:
+                lines.append(
+                    f'  "{caller}" -> "{prefix}{first.name}" '
+                    f'[style=dotted, lhead="cluster_{fn.name}"];'
+                )
         lines.append("}")
         return "\n".join(lines) + "\n"
 
@@ -505,6 +520,34 @@ def did_you_mean(names: Sequence[str]) -> str:
 # and the file formats (graph_io, graph_def) import this module, so it imports none of them;
 # each registers its part when it is imported (``import minigraph`` imports them all).
 _PROVIDED: dict[str, Callable[..., Any]] = {}
+
+
+def _dot_nodes(graph: Graph, prefix: str) -> list[str]:
+    """DOT lines of ``graph``'s nodes and edges, node ids prefixed with ``prefix``."""
+    lines = []
+    for n in graph.nodes():
+        lines.append(f'  "{prefix}{n.name}" [label="{n.name}\\n{n.type_string}"];')
+    for u, v, d in graph._nx.edges(data=True):
+        if d["control"]:
+            lines.append(f'  "{prefix}{u}" -> "{prefix}{v}" [style=dashed];')
+        else:
+            src = graph.node(u)
+            spec = src.output_specs[d["src_output"]]
+            which = f"{d['src_output']}: " if src.num_outputs > 1 else ""
+            lines.append(
+                f'  "{prefix}{u}" -> "{prefix}{v}" [label="{which}{spec.dtype.name}{spec.shape}"];'
+            )
+    return lines
+
+
+def _bodies(node: Node) -> list[Any]:
+    """The function bodies a node's attrs hold (minigraph.functions.Function: a ``graph``)."""
+    found = []
+    for value in node.attrs.values():
+        for v in value if isinstance(value, tuple | list) else [value]:
+            if isinstance(getattr(v, "graph", None), Graph):
+                found.append(v)
+    return found
 
 
 def provide(name: str, fn: Callable[..., Any]) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "write_graph",
     "parse_graph_def",
     "op_support",
+    "library_functions",
     "CONTROL_FLOW_OPS",
     "TF_ONLY_ATTR_DEFAULTS",
     "GRAPH_DEF_VERSION",
@@ -198,6 +199,11 @@ def op_support(graph_def: Any) -> list[tuple[str, int, bool, str]]:
         row = rows.setdefault(node.op, [node.op, 0, ok, node.name])
         row[1] += 1
     return [tuple(r) for r in rows.values()]  # type: ignore[misc]
+
+
+def library_functions(graph_def: Any) -> list[str]:
+    """The names of the functions in a GraphDef's library (what its calls and loops run)."""
+    return [f.signature.name for f in parse_graph_def(graph_def).library.function]
 
 
 def _check_supported(gd: Any) -> None:

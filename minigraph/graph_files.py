@@ -177,6 +177,21 @@ def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
     return rows
 
 
+def functions_line(name: str) -> str | None:
+    """For ``check``: the functions a GraphDef file's library holds (its calls and loops run
+    them; their ops are in the table), or None for a graph without any."""
+    from .graph_def import library_functions
+
+    path = Path(name)
+    if not _is_graph_def(path):
+        return None
+    names = library_functions(str(path))
+    if not names:
+        return None
+    shown = ", ".join(names[:6]) + (f", ... ({len(names) - 6} more)" if len(names) > 6 else "")
+    return f"functions: {len(names)} in the library, run by its calls and loops: {shown}"
+
+
 # -- why an op type is not supported, and what to do ------------------------------------
 
 VARIABLE_OPS = frozenset(

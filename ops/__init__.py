@@ -27,6 +27,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     slice_ops,
     spacetobatch_ops,
     sparse_segment_ops,
+    switch_merge_ops,
     tensor_array,
     tensor_array_ops,
 )
@@ -51,6 +52,7 @@ from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
 from minigraph.ops.sparse_segment_ops import *  # noqa: F403
+from minigraph.ops.switch_merge_ops import *  # noqa: F403
 from minigraph.ops.tensor_array import *  # noqa: F403
 from minigraph.ops.tensor_array_ops import *  # noqa: F403
 
@@ -73,6 +75,9 @@ FAMILIES = (
     segment_ops,
     sparse_segment_ops,
     scatter_ops,
+    switch_merge_ops,
+    control_flow_ops,
+    tensor_array,
 )
 
 

@@ -197,9 +197,10 @@ WHILE_OPS = {
 @register_kernel("StatelessWhile", "CPU", "GPU")
 def _while_kernel(ctx: KernelContext, inputs: list[Any]) -> list[Any]:
     cond, body = ctx.attrs["cond"], ctx.attrs["body"]
-    values = list(inputs)
-    while _to_bool(ctx, cond.call(ctx, values)[0]):
-        values = body.call(ctx, values)  # the last iteration's values are freed here
+    values, i = list(inputs), 0
+    while _to_bool(ctx, cond.call(ctx, values, f"cond/{i}")[0]):
+        values = body.call(ctx, values, f"body/{i}")  # the last iteration's values are freed
+        i += 1
     return _fresh(ctx.xp, values, inputs)
 
 
@@ -268,8 +269,9 @@ CASE_OPS = {
 @register_kernel("If", "CPU", "GPU")
 @register_kernel("StatelessIf", "CPU", "GPU")
 def _if_kernel(ctx: KernelContext, pred: Any, inputs: list[Any]) -> list[Any]:
-    branch = ctx.attrs["then_branch" if _to_bool(ctx, pred) else "else_branch"]
-    return _fresh(ctx.xp, branch.call(ctx, inputs), inputs)
+    which = "then" if _to_bool(ctx, pred) else "else"
+    branch = ctx.attrs[f"{which}_branch"]
+    return _fresh(ctx.xp, branch.call(ctx, inputs, which), inputs)
 
 
 @register_kernel("Case", "CPU", "GPU")
@@ -277,8 +279,8 @@ def _if_kernel(ctx: KernelContext, pred: Any, inputs: list[Any]) -> list[Any]:
 def _case_kernel(ctx: KernelContext, index: np.ndarray, inputs: list[Any]) -> list[Any]:
     branches = ctx.attrs["branches"]
     i = int(index)
-    branch = branches[i if 0 <= i < len(branches) else -1]
-    return _fresh(ctx.xp, branch.call(ctx, inputs), inputs)
+    i = i if 0 <= i < len(branches) else len(branches) - 1
+    return _fresh(ctx.xp, branches[i].call(ctx, inputs, f"branch{i}"), inputs)
 
 
 If = make_wrapper_class(IF_OPS["If"])

@@ -153,6 +153,13 @@ class TensorArray:
         out._shape_cell = self._shape_cell
         return out
 
+    # How mg.while_loop carries a TensorArray: as its flow, rebuilt around the loop's value.
+    def _loop_var(self) -> Output:
+        return self._flow
+
+    def _with_loop_var(self, flow: Output) -> TensorArray:
+        return self._with_flow(flow)
+
     def _check_element_shape(self, shape: TensorShape) -> None:
         if not shape.is_compatible_with(self.element_shape):
             raise ValueError(f"Inconsistent shapes: saw {shape} but expected {self.element_shape}")

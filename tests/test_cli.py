@@ -585,3 +585,14 @@ def test_trace_on_dask_counts_nodes_not_tasks(graph_file, tmp_path, capsys):
     assert "3 runs, 4 nodes" in capsys.readouterr().out
     events = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
     assert events and all(e["ts"] >= 0 and e["dur"] >= 0 for e in events)
+
+
+def test_check_lists_the_functions_loops_run(capsys):
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    path = GRAPHS.parent / "control_flow" / "keras_lstm_fn.pb"
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("While"))
+    assert row.split()[1:] == ["1", "yes"]
+    line = next(line for line in out.splitlines() if line.startswith("functions:"))
+    assert "2 in the library" in line and "while_body" in line and "while_cond" in line

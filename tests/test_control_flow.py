@@ -195,3 +195,71 @@ def test_build_time_errors_name_the_loop():
 def test_the_cpp_style_classes_exist():
     assert mg.ops.While is not None and mg.ops.StatelessIf is not None
     assert mg.ops.PartitionedCall is not None and mg.ops.Case is not None
+
+
+def test_to_dot_draws_each_body_once_as_a_cluster():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [], name="x")
+        mg.while_loop(lambda v: v < 9.0, lambda v: v * 2.0, x, name="loop")
+        mg.while_loop(lambda v: v < 9.0, lambda v: v * 3.0, x, name="again")
+    dot = g.to_dot()
+    for body in ("loop_cond", "loop_body", "again_cond", "again_body"):
+        assert dot.count(f'subgraph "cluster_{body}"') == 1
+        assert f'lhead="cluster_{body}"' in dot
+    assert '"loop_body/Mul" [label="Mul\\nMul"];' in dot
+
+
+def test_an_endless_loop_stops_on_ctrl_c_and_frees_what_it_made():
+    import _thread
+    import gc
+    import threading
+    import tracemalloc
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [1 << 18])
+        endless = mg.while_loop(lambda v: mg.constant(True), lambda v: v + 1.0, x)
+    sess = mg.Session(g)
+    value = np.zeros(1 << 18, np.float32)
+    sess.run(x, {x: value})  # warm: pools exist
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(endless, {x: value})
+    finally:
+        timer.cancel()
+    gc.collect()
+    leaked = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert leaked < value.nbytes  # no iteration's 1 MB value outlives the run
+    np.testing.assert_array_equal(value, 0.0)  # the feed is untouched
+
+
+def test_a_trace_names_the_steps_of_each_iteration():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [], name="x")
+        mg.while_loop(
+            lambda v: v < 9.0,
+            lambda v: mg.cond(v > 3.0, lambda: v * 2.0, lambda: v + 3.0),
+            x,
+            name="loop",
+        )
+    out = g.get_tensor_by_name("loop:0")
+    meta = mg.RunMetadata()
+    assert (
+        mg.Session(g).run(out, {x: 1.0}, options=mg.RunOptions(trace=True), run_metadata=meta)
+        == 16.0
+    )
+    names = [t[0] for t in meta.step_timings]
+    # 1 -> 4 (else) -> 8 (then) -> 16 (then): three iterations, four predicates
+    assert "loop/cond/3/Less" in names and "loop/cond/4/Less" not in names
+    assert "loop/body/0/cond/else/AddV2" in names
+    assert "loop/body/2/cond/then/Mul" in names
+    starts = [t[3] for t in meta.step_timings]
+    assert all(s >= 0 for s in starts)
+    assert names[-1] == "loop"  # the loop's own step ends after its bodies' steps

@@ -226,6 +226,8 @@ OP_EXAMPLES = {
     "Where": lambda: mg.where(F > 1.0),
     "Unique": lambda: list(mg.unique([3, 1, 3])),
     "IdentityN": lambda: mg.identity_n([F, F]),
+    "Switch": lambda: ops.Switch(_scope(), F, True).output_true,
+    "Merge": lambda: ops.Merge(_scope(), [F, F * 2.0]).output,
     "StopGradient": lambda: mg.stop_gradient(F),
     "PreventGradient": lambda: ops.PreventGradient(current_scope(), F, message="m").output,
     "Snapshot": lambda: ops.Snapshot(current_scope(), F).output,
@@ -303,7 +305,9 @@ def _feeds(graph):
 
 def test_every_registered_op_has_a_round_trip_example():
     public = {
-        n for n, op in mg.registered_ops().items() if not n.startswith("_") and not op.calls_functions
+        n
+        for n, op in mg.registered_ops().items()
+        if not n.startswith("_") and not op.calls_functions
     }
     assert public <= set(OP_EXAMPLES), f"no example for {sorted(public - set(OP_EXAMPLES))}"
 

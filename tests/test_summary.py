@@ -127,3 +127,17 @@ def test_tensorboard_serves_the_graph_and_run_metadata(tmp_path):
             proc.kill()
             proc.wait()
         proc.stderr.close()
+
+
+def test_the_graph_event_holds_the_bodies_a_loop_runs(tmp_path):
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [], name="x")
+        mg.while_loop(lambda v: v < 9.0, lambda v: v * 2.0, x, name="loop")
+    with mg.summary.FileWriter(tmp_path, g) as w:
+        w.flush()
+    (event,) = [e for e in _events(tmp_path) if e.HasField("graph_def")]
+    gd = graph_pb2.GraphDef.FromString(event.graph_def)
+    assert {f.signature.name for f in gd.library.function} == {"loop_cond", "loop_body"}
+    body = next(f for f in gd.library.function if f.signature.name == "loop_body")
+    assert [n.op for n in body.node_def] == ["Const", "Mul"]
