@@ -143,7 +143,7 @@ class Library:
             return names.index(arg)
         op_def = OPS.get(nd.op)
         if op_def is None:
-            fail(f"op {nd.op!r} of node {nd.name!r} is not registered")
+            return fail(f"op {nd.op!r} of node {nd.name!r} is not registered")
         start = 0
         for out in op_def.outputs:
             if out.name == arg:

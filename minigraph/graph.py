@@ -463,16 +463,20 @@ class Graph:
 
     @contextlib.contextmanager
     def _undo_on_error(self) -> Iterator[None]:
-        """Nodes added and names reserved inside are taken back if the block raises."""
+        """Nodes added, names reserved and functions added to the library inside are taken
+        back if the block raises."""
         with self._lock:
             names = dict(self._names_in_use)
             before = set(self._nx)
+            library = dict(self.library)
         try:
             yield
         except BaseException:
             with self._lock:
                 self._nx.remove_nodes_from([n for n in list(self._nx) if n not in before])
                 self._names_in_use = names
+                self.library.clear()
+                self.library.update(library)
                 self.version += 1
             raise
 

@@ -130,3 +130,67 @@ def test_export_runs_in_tensorflow(case, tf_export_results):
     got = np.load(d / f"{case['name']}.pb.out.npz")
     for i, want in enumerate(expected[case["name"]]):
         np.testing.assert_allclose(got[f"arr_{i}"], want, rtol=2e-5, atol=1e-6)
+
+
+# -- a function library's errors ------------------------------------------------------------
+
+
+def _graph_with_calls(functions: dict[str, str], call: str):
+    """A GraphDef: Placeholder x, a PartitionedCall of ``call`` on it, and a library where
+    each function passes its argument to a PartitionedCall of the function named (or, for
+    "", returns it doubled)."""
+    from minigraph.tf_proto import protos
+
+    p = protos()
+    gd = p.graph_pb2.GraphDef()
+    f32 = p.types_pb2.DT_FLOAT
+    gd.node.add(name="x", op="Placeholder").attr["dtype"].type = f32
+
+    def call_node(nd, target: str, arg: str) -> None:
+        nd.op = "PartitionedCall"
+        nd.input.append(arg)
+        nd.attr["Tin"].list.type.append(f32)
+        nd.attr["Tout"].list.type.append(f32)
+        nd.attr["f"].func.name = target
+
+    call_node(gd.node.add(name="y"), call, "x")
+    for name, callee in functions.items():
+        fdef = gd.library.function.add()
+        fdef.signature.name = name
+        fdef.signature.input_arg.add(name="a", type=f32)
+        fdef.signature.output_arg.add(name="out", type=f32)
+        nd = fdef.node_def.add(name="n")
+        if callee:
+            call_node(nd, callee, "a")
+            fdef.ret["out"] = "n:output:0"
+        else:
+            nd.op = "AddV2"
+            nd.input.extend(["a", "a"])
+            nd.attr["T"].type = f32
+            fdef.ret["out"] = "n:z:0"
+    return gd
+
+
+def test_a_library_call_chain_runs():
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(_graph_with_calls({"outer": "inner", "inner": ""}, "outer"), name="")
+    assert mg.Session(g).run("y:0", {"x:0": 2.5}) == 5.0
+    assert set(g.library) == {"outer", "inner"}
+
+
+def test_a_missing_or_recursive_function_is_an_error_naming_the_node():
+    g = mg.Graph()
+    with g.as_default():
+        with pytest.raises(mg.errors.NotFoundError, match="'nowhere' is not in the GraphDef's"):
+            mg.import_graph_def(_graph_with_calls({"outer": "nowhere"}, "outer"), name="")
+        with pytest.raises(mg.errors.UnimplementedError, match="recursive: f -> g -> f") as e:
+            mg.import_graph_def(_graph_with_calls({"f": "g", "g": "f"}, "f"), name="")
+        assert e.value.node_name == "n"  # the body node of g that calls f again
+        gd = _graph_with_calls({"ok": "", "bad": "nowhere"}, "ok")
+        second = gd.node.add()
+        second.CopyFrom(gd.node[1])
+        second.name, second.attr["f"].func.name = "z", "bad"
+        with pytest.raises(mg.errors.NotFoundError):  # "ok" is read, then "bad" fails
+            mg.import_graph_def(gd)
+    assert len(g) == 0 and g.library == {}  # nothing was added, "ok" neither
