@@ -144,6 +144,7 @@ class Function:
         self.output_names = list(output_names or [f"output_{i}" for i in range(len(outputs))])
         self.attrs = dict(attrs or {})  # TensorFlow's FunctionDef attrs, kept for export
         self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._memo_key = f"function {name}"  # where a call site keeps its plan (ctx.memo)
         self._lock = threading.Lock()
 
     @property
@@ -197,14 +198,18 @@ class Function:
         labels ``body/<iteration>``), so a trace of an LSTM reads step by step."""
         if len(args) != len(self.inputs):
             ctx.fail(f"function {self.name} takes {len(self.inputs)} arguments, got {len(args)}")
-        plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
+        bound = ctx.memo.get(self._memo_key)  # this call site's plan and executor
+        if bound is None:
+            plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
+            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx))
+        plan, executor = bound
         trace = current_trace()
         if trace is None:
-            return _executor(ctx).run(plan, list(args))
+            return executor.run(plan, list(args))
         timings, origin = trace
         inner: list[StepTiming] = []
         start = time.perf_counter()
-        results = _executor(ctx).run(plan, list(args), timings=inner)
+        results = executor.run(plan, list(args), timings=inner)
         offset = (start - origin) * 1e6
         prefix = f"{ctx.node_name}/{label}/"
         timings.extend(
