@@ -9,7 +9,6 @@ export of it imports again with the same results, and runs in TensorFlow where i
 """
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import minigraph as mg
 
 pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
 
-from test_graph_def import TF_RUNNER, _tf_python  # noqa: E402
+from test_graph_def import _tf_python, run_in_tensorflow  # noqa: E402
 
 from minigraph.functionalize import LOOP_OPS  # noqa: E402
 
@@ -108,17 +107,7 @@ def tf_export_results(tmp_path_factory):
             }
         )
         expected[case["name"]] = [saved[f"fetch/{k}"] for k in case["fetches"]]
-    (d / "cases.json").write_text(json.dumps(cases))
-    (d / "run.py").write_text(TF_RUNNER)
-    proc = subprocess.run(
-        [python, str(d / "run.py"), str(d / "cases.json"), str(d / "status.json")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if proc.returncode:
-        pytest.fail(f"the TensorFlow runner failed:\n{proc.stderr[-3000:]}")
-    return d, json.loads((d / "status.json").read_text()), expected
+    return d, run_in_tensorflow(python, d, cases), expected
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -171,6 +171,22 @@ def _tf_python():
     return None
 
 
+def run_in_tensorflow(python: str, d: Path, cases: list[dict]) -> dict:
+    """Run ``cases`` (GraphDef file, feeds .npz, fetches) in TensorFlow's Python ``python``,
+    in folder ``d``; each case's status ("ok" or the error), its outputs in ``<file>.out.npz``."""
+    (d / "cases.json").write_text(json.dumps(cases))
+    (d / "run.py").write_text(TF_RUNNER)
+    proc = subprocess.run(
+        [python, str(d / "run.py"), str(d / "cases.json"), str(d / "status.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if proc.returncode:
+        pytest.fail(f"the TensorFlow runner failed:\n{proc.stderr[-3000:]}")
+    return json.loads((d / "status.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def tf_results(tmp_path_factory):
     python = _tf_python()
@@ -212,17 +228,7 @@ def tf_results(tmp_path_factory):
             }
         )
         expected[key] = [saved[f"fetch/{k}"] for k in case["fetches"]]
-    (d / "cases.json").write_text(json.dumps(cases))
-    (d / "run.py").write_text(TF_RUNNER)
-    proc = subprocess.run(
-        [python, str(d / "run.py"), str(d / "cases.json"), str(d / "status.json")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if proc.returncode:
-        pytest.fail(f"the TensorFlow runner failed:\n{proc.stderr[-3000:]}")
-    return d, json.loads((d / "status.json").read_text()), expected
+    return d, run_in_tensorflow(python, d, cases), expected
 
 
 @pytest.mark.parametrize("op", sorted(OP_EXAMPLES) + [f"fixture_{c['name']}" for c in CASES])
