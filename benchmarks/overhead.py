@@ -29,6 +29,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -219,6 +220,25 @@ def chain_peak_memory(n_ops: int = 50) -> dict[str, float]:
     return out
 
 
+def loop_iteration_us(iterations: int = 20000, repeat: int = 5) -> float:
+    """µs per iteration of a one-op ``mg.while_loop`` (``i + 1`` while ``i < n``): what a
+    loop costs beyond its body's ops, a cond plan and a body plan run per iteration."""
+    import minigraph as mg
+
+    g = mg.Graph()
+    with g.as_default():
+        n = mg.placeholder(mg.int32, [])
+        out = mg.while_loop(lambda i: i < n, lambda i: i + 1, 0)
+    sess = mg.Session(g)
+    sess.run(out, {n: 10})
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sess.run(out, {n: iterations})
+        best = min(best, time.perf_counter() - t0)
+    return best / iterations * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
@@ -244,6 +264,7 @@ def main() -> None:
     print(f"  minigraph per run, in NumPy adds on the chain: {in_adds:.1f}")
     if tf is not None:
         tf.close()
+    print(f"a while loop's own cost: {loop_iteration_us():.2f} µs per iteration (cond + body)")
     if not args.skip_memory:
         mem = chain_peak_memory()
         print("peak memory of a 50-op elementwise chain on 256 MB, counting the input:")
