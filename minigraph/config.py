@@ -4,6 +4,10 @@
 (placement, copies, the kernels' non-NumPy code) runs on machines without a GPU.
 ``MINIGRAPH_KERNEL_THREADS=N`` caps the threads a CPU kernel may split its work over
 (default: the cores, at most 4; 1 turns threading off).
+``MINIGRAPH_BLAS_THREADS=N`` (or :func:`set_blas_threads`) is the BLAS library's thread
+count while a run runs (default: minigraph decides, see minigraph.blas; ``native`` or 0
+leaves BLAS alone, as before issue 26); a Session's ``intra_op_parallelism_threads`` bounds
+it, and the caller's own count is put back after each run.
 ``MINIGRAPH_MAX_TENSOR_BYTES=N`` (or :func:`set_max_tensor_bytes`) caps the bytes one
 tensor may take; by default the cap is the machine's free memory (``MemAvailable`` in
 /proc/meminfo, else the physical memory; no more than the process may still map under an
@@ -47,6 +51,8 @@ __all__ = [
     "cuda_graphs",
     "set_cuda_graphs",
     "kernel_threads",
+    "blas_threads",
+    "set_blas_threads",
     "max_tensor_bytes",
     "set_max_tensor_bytes",
     "max_tensor_bytes_set",
@@ -81,6 +87,22 @@ def _env_bytes(name: str) -> int | None:
     return value
 
 
+def _env_blas_threads() -> int | None:
+    raw = os.environ.get("MINIGRAPH_BLAS_THREADS", "").strip().lower()
+    if raw in ("", "auto"):
+        return None
+    if raw == "native":
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"MINIGRAPH_BLAS_THREADS must be an int >= 0 or 'native', got {raw!r}")
+    return value
+
+
+_state["blas_threads"] = _env_blas_threads()
 _state["max_tensor_bytes"] = _env_bytes("MINIGRAPH_MAX_TENSOR_BYTES")
 _state["host_pool_bytes"] = _env_bytes("MINIGRAPH_HOST_POOL_BYTES")
 
@@ -139,6 +161,21 @@ def set_cuda_graphs(enabled: bool) -> None:
 def kernel_threads() -> int:
     """How many threads a CPU kernel may split independent work over."""
     return _state["kernel_threads"]
+
+
+def blas_threads() -> int | None:
+    """The BLAS thread count runs ask for: None (minigraph's default), 0 (BLAS left alone)
+    or a count."""
+    return _state["blas_threads"]
+
+
+def set_blas_threads(n: int | None) -> None:
+    """Set the BLAS library's thread count during runs: None for minigraph's default
+    (see minigraph.blas), 0 to leave BLAS alone (its own threads, one a core), or a count.
+    A Session's ``intra_op_parallelism_threads`` still bounds it."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0):
+        raise ValueError(f"BLAS threads must be None or an int >= 0, got {n!r}")
+    _state["blas_threads"] = None if n is None else int(n)
 
 
 def check_byte_count(value: Any, what: str) -> int | None:

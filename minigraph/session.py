@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import errors
+from . import blas, errors
 from .config import check_byte_count
 from .devices import parse_device
 from .errors import short_repr
@@ -164,7 +164,16 @@ class Session:
         feed_keys, feed_values, feed_devices = self._normalise_feeds(feed_dict or {})
         plan = self._plan(tensors, targets, feed_keys, feed_devices)
         timings: list | None = [] if options.trace else None
-        values = self._executor.run(plan, feed_values, timings)
+        blas_threads = blas.plan_calls_blas(plan) and blas.run_threads(
+            self.config.intra_op_parallelism_threads
+        )
+        if blas_threads:  # BLAS's own threads within this run's budget (minigraph.blas)
+            blas.enter(blas_threads)
+        try:
+            values = self._executor.run(plan, feed_values, timings)
+        finally:
+            if blas_threads:
+                blas.leave(blas_threads)
         if run_metadata is not None and timings is not None:
             run_metadata.step_timings = timings
             run_metadata.optimizations = plan.optimizations
