@@ -61,6 +61,7 @@ from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime ab
     ones,
     ones_like,
     placeholder,
+    placeholder_with_default,
     range,
     stop_gradient,
     zeros,
@@ -107,6 +108,7 @@ from .ops.linalg_ops import (  # noqa: E402  (the op library needs the runtime a
 from .ops.math_ops import (  # noqa: E402  (the op library needs the runtime above)
     abs,
     add,
+    atan2,
     ceil,
     cos,
     div_no_nan,
@@ -163,6 +165,9 @@ from .ops.reduction_ops import (  # noqa: E402  (the op library needs the runtim
     reduce_min,
     reduce_prod,
     reduce_sum,
+)
+from .ops.scatter_nd_non_aliasing import (  # noqa: E402  (the op library needs the runtime above)
+    scatter_nd_non_aliasing_add,
 )
 from .ops.scatter_ops import (  # noqa: E402  (the op library needs the runtime above)
     scatter_nd,
@@ -263,6 +268,7 @@ __all__ = [
     "summary",
     "add",
     "abs",
+    "atan2",
     "ceil",
     "cos",
     "div_no_nan",
@@ -328,10 +334,12 @@ __all__ = [
     "ones_like",
     "parallel_dynamic_stitch",
     "placeholder",
+    "placeholder_with_default",
     "range",
     "rank",
     "reshape",
     "scatter_nd",
+    "scatter_nd_non_aliasing_add",
     "shape",
     "size",
     "space_to_batch_nd",

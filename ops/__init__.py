@@ -21,6 +21,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     pad_ops,
     partition_ops,
     reduction_ops,
+    scatter_nd_non_aliasing,
     scatter_ops,
     segment_ops,
     shape_ops,
@@ -46,6 +47,7 @@ from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
 from minigraph.ops.partition_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403
+from minigraph.ops.scatter_nd_non_aliasing import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
 from minigraph.ops.segment_ops import *  # noqa: F403
 from minigraph.ops.shape_ops import *  # noqa: F403
@@ -75,6 +77,7 @@ FAMILIES = (
     segment_ops,
     sparse_segment_ops,
     scatter_ops,
+    scatter_nd_non_aliasing,
     switch_merge_ops,
     control_flow_ops,
     tensor_array,

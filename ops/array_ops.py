@@ -1,5 +1,5 @@
-"""Array ops: Const, Placeholder, Identity, IdentityN, StopGradient, PreventGradient,
-Snapshot, NoOp, Fill, ZerosLike, OnesLike, Range and Cast.
+"""Array ops: Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN, StopGradient,
+PreventGradient, Snapshot, NoOp, Fill, ZerosLike, OnesLike, Range and Cast.
 
 Each op stands in one block: declaration, shape function, kernel, builder.
 """
@@ -19,7 +19,7 @@ from minigraph.kernel import KernelContext, check_output_size
 from minigraph.ops.common import INDEX_TYPES, host_array, same_shape, shape_str
 from minigraph.registry import define_op, register_kernel
 from minigraph.scope import current_scope
-from minigraph.shapes import TensorShape, as_shape, unknown_shape, with_rank
+from minigraph.shapes import TensorShape, as_shape, merge, unknown_shape, with_rank
 from minigraph.transfer import to_device
 from minigraph.wrappers import (
     apply_op,
@@ -34,6 +34,7 @@ from minigraph.wrappers import (
 BUILDERS = (
     "constant",
     "placeholder",
+    "placeholder_with_default",
     "identity",
     "fill",
     "zeros",
@@ -164,6 +165,60 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Outpu
     """
     scope = current_scope().with_op_name(name or "Placeholder")
     return apply_op("Placeholder", scope, [], {"dtype": dtype, "shape": shape}).output(0)
+
+
+# -- PlaceholderWithDefault ---------------------------------------------------------
+
+
+def _placeholder_with_default_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
+    """The ``shape`` attr, which the default must agree with (a feed may be any value of
+    that shape, so the output may be less precise than the default)."""
+    out = as_shape(c.attrs["shape"])
+    merge(x.shape, out)
+    return out
+
+
+PLACEHOLDER_WITH_DEFAULT = define_op(
+    "PlaceholderWithDefault",
+    inputs=["input: dtype"],
+    outputs=["output: dtype"],
+    attrs=["dtype: type", "shape: shape"],
+    shape_fn=_placeholder_with_default_shape,
+    aliases_input=True,
+    # Stateful only so that it is never folded or merged: a run may feed it.
+    is_stateful=True,
+    doc="""
+A placeholder that passes its ``input`` through when its output is not fed. ``input``
+must be compatible with ``shape`` (the output's shape, which may be less precise);
+a fed value must have that shape.
+
+Example: ``placeholder_with_default([1, 2], shape=[None])`` gives ``[1, 2]``, or what is
+fed for it.
+""",
+)
+
+
+@register_kernel("PlaceholderWithDefault", "CPU", "GPU")
+def _placeholder_with_default_kernel(ctx: KernelContext, x: Any) -> Any:
+    return x
+
+
+PlaceholderWithDefault = make_wrapper_class(PLACEHOLDER_WITH_DEFAULT)
+_placeholder_with_default = make_builder(PLACEHOLDER_WITH_DEFAULT, "placeholder_with_default")
+
+
+def placeholder_with_default(input: Any, shape: Any, name: str | None = None) -> Output:  # noqa: A002
+    """``input``, unless a value is fed for the result (tf.compat.v1.placeholder_with_default).
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     x = mg.placeholder_with_default(np.float32([1, 2]), shape=[None])
+    >>> s = mg.Session(g)
+    >>> s.run(x), s.run(x, {x: np.float32([5, 6, 7])})
+    (array([1., 2.], dtype=float32), array([5., 6., 7.], dtype=float32))
+    """
+    return _placeholder_with_default(input, shape=shape, name=name or "PlaceholderWithDefault")
 
 
 # -- Identity ----------------------------------------------------------------------
@@ -617,6 +672,7 @@ def no_op(name: str | None = None) -> Any:
 __all__ = [
     "Const",
     "Placeholder",
+    "PlaceholderWithDefault",
     "Identity",
     "Fill",
     "ZerosLike",

@@ -2,7 +2,7 @@
 powers, and the unary functions.
 
 Ops: Add, AddV2, Sub, Mul, RealDiv, Div, DivNoNan, FloorDiv, FloorMod, TruncateDiv,
-TruncateMod, Pow, SquaredDifference, Maximum, Minimum, Neg, Abs, Sign, Square, Sqrt,
+TruncateMod, Pow, SquaredDifference, Maximum, Minimum, Atan2, Neg, Abs, Sign, Square, Sqrt,
 Rsqrt, Reciprocal, Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Erf, Erfc, Floor,
 Ceil, Round, Rint, IsNan, IsInf, IsFinite. Comparisons, logical ops, Select and
 ClipByValue are in compare_ops; MatMul and Einsum in linalg_ops.
@@ -53,6 +53,7 @@ BUILDERS = (
     "negative",
     "maximum",
     "minimum",
+    "atan2",
     "abs",
     "sign",
     "square",
@@ -409,6 +410,7 @@ _CUDA_FORMS: dict[Any, dict[str, str]] = {
     "maximum": dict.fromkeys("fiu", "mg_max({0}, {1})"),
     "minimum": dict.fromkeys("fiu", "mg_min({0}, {1})"),
     "power": {"f": "pow({0}, {1})"},
+    "arctan2": {"f": "atan2({0}, {1})"},
     "negative": dict.fromkeys("fi", "-{0}"),
     "absolute": {"f": "fabs({0})", "i": "({0} < C(0) ? -{0} : {0})"},
     "square": dict.fromkeys("fiu", "{0} * {0}"),
@@ -564,6 +566,25 @@ minimum, Minimum = elementwise(
     builder="minimum",
     doc="The smaller of x and y, elementwise (NaN propagates).",
 )
+
+
+# TensorFlow names Atan2's inputs y and x (the factory's are x and y), so it is declared here.
+ATAN2 = define_op(
+    "Atan2",
+    inputs=["y: T", "x: T"],
+    outputs=["z: T"],
+    attrs=[f"T: {FLOAT}"],
+    shape_fn=_binary_shape,
+    elementwise=_fusable("arctan2"),
+    doc="""
+The angle of the point (x, y) in radians, in [-pi, pi], with broadcasting: atan(y / x)
+placed in the right quadrant by the signs of both (C's ``atan2``, signed zeros and
+infinities included).
+""",
+)
+register_kernel("Atan2", "CPU", "GPU")(_binary_kernel("arctan2", None, None, None))
+Atan2 = make_wrapper_class(ATAN2)
+atan2 = make_builder(ATAN2, "atan2")
 
 
 # -- Unary ops -------------------------------------------------------------------------------
@@ -732,6 +753,7 @@ __all__ = [
     "SquaredDifference",
     "Maximum",
     "Minimum",
+    "Atan2",
     "Neg",
     "Abs",
     "Sign",

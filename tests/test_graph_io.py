@@ -72,6 +72,7 @@ def _tensor_array_v3():
 OP_EXAMPLES = {
     "Const": lambda: mg.constant(np.array([np.nan, -0.0, 1e-40], np.float32)),
     "Placeholder": lambda: mg.placeholder(mg.float32, shape=[None, 4], name="p") * 1.0,
+    "PlaceholderWithDefault": lambda: mg.placeholder_with_default(F, shape=[None, 4]) * 1.0,
     "Identity": lambda: mg.identity(F),
     "Shape": lambda: mg.shape(mg.placeholder(mg.int64, name="s"), out_type=mg.int64),
     "Size": lambda: mg.size(F),
@@ -89,6 +90,7 @@ OP_EXAMPLES = {
     "Cast": lambda: mg.cast(F, mg.complex64),
     "Add": lambda: mg.ops.Add(_scope(), F, 1.0).z,
     "AddV2": lambda: mg.constant(F) + 1.0,
+    "Atan2": lambda: mg.atan2(F - 5.5, F[0] - 1.5),
     # elementwise math, selection and linear algebra (math helper)
     **{
         op: (lambda fn=fn: fn(F - 5.5))
@@ -158,6 +160,7 @@ OP_EXAMPLES = {
     "ParallelDynamicStitch": lambda: mg.parallel_dynamic_stitch([[1], [0]], [[F[0]], [F[1]]]),
     "DynamicPartition": lambda: mg.dynamic_partition(F, [1, 0, 1], 2),
     "ScatterNd": lambda: mg.scatter_nd([[1], [0]], [5, 6], [3]),
+    "ScatterNdNonAliasingAdd": lambda: mg.scatter_nd_non_aliasing_add(F, [[1]], [F[0]]),
     "TensorScatterUpdate": lambda: mg.tensor_scatter_nd_update(F, [[1, 1]], [9.0]),
     "TensorScatterAdd": lambda: mg.tensor_scatter_nd_add(F, [[1]], [F[0]]),
     "TensorScatterSub": lambda: mg.tensor_scatter_nd_sub(F, [[1]], [F[0]]),
