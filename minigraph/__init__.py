@@ -9,6 +9,7 @@ from . import (
     config,
     errors,
     graph_io,  # noqa: F401  (registers Graph.to_json and Graph.from_json)
+    saved_model,
     summary,
 )
 from .dtypes import (
@@ -266,6 +267,7 @@ __all__ = [
     "import_graph_def",
     "write_graph",
     "summary",
+    "saved_model",
     "add",
     "abs",
     "atan2",

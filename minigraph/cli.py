@@ -33,7 +33,14 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import __version__, config, errors
-from .graph_files import CommandError, functions_line, load_graph, op_rows, unsupported_kind
+from .graph_files import (
+    CommandError,
+    functions_line,
+    load_graph,
+    op_rows,
+    signature_of,
+    unsupported_kind,
+)
 
 GRAPH_HELP = "a graph file: .json (Graph.to_json()), or a TensorFlow GraphDef .pb / .pbtxt"
 
@@ -63,12 +70,23 @@ def placeholders(graph: Any) -> list[Any]:
     return [graph.get_tensor_by_name(f"{n.name}:0") for n in nodes]
 
 
+def _signature_names(graph: Any) -> dict[str, str]:
+    """A SavedModel's signature input and output names -> their graph tensors' names
+    (empty for other graphs), so --feed and --fetch take either."""
+    sig = signature_of(graph)
+    if sig is None:
+        return {}
+    return {k: v.tensor.name for k, v in [*sig.inputs.items(), *sig.outputs.items()]}
+
+
 def _parse_feeds(graph: Any, feeds: list[str]) -> dict[Any, np.ndarray]:
     out = {}
+    aliases = _signature_names(graph)
     for item in feeds:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise CommandError(f"--feed takes NAME=FILE.npy, got {item!r}")
+        name = aliases.get(name, name)
         tensor = graph.get_tensor_by_name(name if ":" in name else f"{name}:0")
         try:
             value = np.load(path, allow_pickle=False)
@@ -90,11 +108,16 @@ def _parse_feeds(graph: Any, feeds: list[str]) -> dict[Any, np.ndarray]:
 def _fetches(graph: Any, fetches: list[str]) -> list[str]:
     """The tensor names to fetch: those given, or the graph's likely outputs (said on
     stderr, since the user did not name them)."""
+    aliases = _signature_names(graph)
     if fetches:
-        names = [f if ":" in f else f"{f}:0" for f in fetches]
+        names = [aliases.get(f, f) for f in fetches]
+        names = [f if ":" in f else f"{f}:0" for f in names]
         for name in names:
             graph.get_tensor_by_name(name)  # a misspelled name fails here, with suggestions
         return names
+    sig = signature_of(graph)
+    if sig is not None:  # a SavedModel: its signature's outputs, as TensorFlow returns them
+        return [v.tensor.name for v in sig.outputs.values()]
     names = [t.name for t in likely_outputs(graph)]
     if not names:
         raise CommandError(
@@ -173,6 +196,15 @@ def _cmd_inputs(args: argparse.Namespace) -> int:
             op = f"  {t.op.type}" if with_op else ""
             print(f"  {t.name:<{width}}  {t.dtype.name:<9} {str(t.shape):<12}{op}".rstrip())
 
+    sig = signature_of(graph)
+    if sig is not None:
+        for side, infos in (("inputs", sig.inputs), ("outputs", sig.outputs)):
+            print(f"signature {sig.name} {side} (NAME or TENSOR in --feed/--fetch):")
+            width = max([len(k) for k in infos] + [1])
+            for key, info in infos.items():
+                t = info.tensor
+                print(f"  {key:<{width}}  {t.name}  {info.dtype.name:<9} {info.shape}".rstrip())
+        return 0
     ins = placeholders(graph)
     if ins:
         print("inputs (placeholders: --feed NAME=FILE.npy):")
@@ -244,8 +276,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise CommandError(f"--out {out}: cannot write it: {e.strerror}") from None
         print(f"wrote {len(values)} arrays to {out}")
     else:
+        labels = {t: f"{k} ({t})" for k, t in _signature_names(graph).items()}
         for name, value in zip(names, values):
-            print(f"{name}: {value.dtype}{list(value.shape)}")
+            print(f"{labels.get(name, name)}: {value.dtype}{list(value.shape)}")
             print(np.array2string(value, threshold=200))
     return 0
 

@@ -21,6 +21,7 @@ __all__ = [
     "UnimplementedError",
     "UnavailableError",
     "InternalError",
+    "DataLossError",
 ]
 
 
@@ -79,6 +80,10 @@ class UnavailableError(OpError):
 
 class InternalError(OpError):
     """A bug in minigraph: a kernel broke an invariant."""
+
+
+class DataLossError(OpError):
+    """A file's bytes are corrupt or cut short (a checkpoint's checksum, a truncated table)."""
 
 
 def short_repr(value: Any, n: int = 80) -> str:

@@ -1,10 +1,11 @@
 """The files the ``minigraph`` command is handed: graph files, and what is mistaken for one.
 
-A graph file is minigraph's JSON (``Graph.to_json()``) or a TensorFlow GraphDef (``.pb``
-binary, ``.pbtxt`` text). Users also hand the command what TensorFlow and Keras save: a
-``.keras`` or ``.h5`` model, a SavedModel directory or its ``saved_model.pb``. Those are
-recognised (by name, and by their first bytes when renamed) and refused with what to do,
-rather than parsed as a graph and reported as a decoding error quoting their bytes.
+A graph file is minigraph's JSON (``Graph.to_json()``), a TensorFlow GraphDef (``.pb``
+binary, ``.pbtxt`` text) or a SavedModel directory (or the ``saved_model.pb`` in it), whose
+serving signature names the inputs and outputs (:func:`signature_of`). Users also hand the
+command what Keras saves: a ``.keras`` or ``.h5`` model; those, and a SavedModel's graph
+apart from its directory, are recognised (by name, and by their first bytes when renamed)
+and refused with what to do, rather than parsed and reported as a decoding error.
 Each problem is a :class:`CommandError` (or an mg.errors.OpError from the parsers) whose
 message the command prints as one line.
 """
@@ -12,12 +13,20 @@ message the command prints as one line.
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
 from . import errors
 
-__all__ = ["CommandError", "load_graph", "op_rows", "unsupported_kind", "SAVED_MODEL_HINT"]
+__all__ = [
+    "CommandError",
+    "load_graph",
+    "op_rows",
+    "signature_of",
+    "unsupported_kind",
+    "SAVED_MODEL_HINT",
+]
 
 
 class CommandError(Exception):
@@ -25,11 +34,16 @@ class CommandError(Exception):
 
 
 TF_SUFFIXES = (".pb", ".pbtxt")
-_GRAPH_KINDS = "minigraph reads .json graph files and TensorFlow GraphDefs .pb / .pbtxt"
-SAVED_MODEL_HINT = (
-    "a SavedModel: see docs/tensorflow.md (freeze its serving signature into a GraphDef "
-    ".pb with TensorFlow, then give minigraph that file)"
+_GRAPH_KINDS = (
+    "minigraph reads .json graph files, TensorFlow GraphDefs .pb / .pbtxt and SavedModel "
+    "directories"
 )
+SAVED_MODEL_HINT = (
+    "a SavedModel apart from its directory: give minigraph the directory that holds "
+    "saved_model.pb and variables/ (docs/tensorflow.md, \"SavedModel\")"
+)
+# The signature the command runs, of each graph loaded from a SavedModel.
+_SIGNATURES: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 KERAS_HINT = (
     "a Keras model file, not a graph: see docs/tensorflow.md (freeze the model into a "
     "GraphDef .pb with TensorFlow, then give minigraph that file)"
@@ -57,11 +71,22 @@ def _head(path: Path, n: int = 8) -> bytes:
         return b""
 
 
+def _saved_model_dir(path: Path) -> Path | None:
+    """The SavedModel directory ``path`` names (the directory, or its saved_model.pb)."""
+    from .saved_model import is_saved_model
+
+    if path.is_dir():
+        return path if is_saved_model(path) else None
+    if path.name in ("saved_model.pb", "saved_model.pbtxt") and path.is_file():
+        return path.parent
+    return None
+
+
 def _refuse_non_graphs(path: Path) -> None:
     """A CommandError when ``path`` is missing or is something other than a graph file."""
+    if _saved_model_dir(path) is not None:
+        return
     if path.is_dir():
-        if (path / "saved_model.pb").is_file() or (path / "saved_model.pbtxt").is_file():
-            raise CommandError(f"{path} is {SAVED_MODEL_HINT}")
         raise CommandError(f"{path} is a directory, not a graph file ({_GRAPH_KINDS})")
     if not path.is_file():
         raise CommandError(f"cannot read graph file {path}: No such file")
@@ -129,6 +154,17 @@ def load_graph(name: str) -> Any:
 
     path = Path(name)
     _refuse_non_graphs(path)
+    export_dir = _saved_model_dir(path)
+    if export_dir is not None:
+        from .saved_model import load
+
+        loaded = load(export_dir, tags=None if _one_meta_graph(export_dir) else ("serve",))
+        if not loaded.signatures:
+            raise CommandError(f"{export_dir}: the SavedModel has no signature to run")
+        _SIGNATURES[loaded.graph] = loaded.signatures.get("serving_default") or next(
+            iter(loaded.signatures.values())
+        )
+        return loaded.graph
     if _is_graph_def(path):
         from .graph_def import import_graph_def
 
@@ -144,6 +180,31 @@ def load_graph(name: str) -> Any:
     return graph
 
 
+def signature_of(graph: Any) -> Any:
+    """The signature (minigraph.saved_model.Signature) the command runs of a graph that
+    :func:`load_graph` read from a SavedModel (serving_default), else None."""
+    return _SIGNATURES.get(graph)
+
+
+def _one_meta_graph(export_dir: Path) -> bool:
+    """Whether the SavedModel has one MetaGraphDef (then the command takes it, whatever
+    its tags); with several, it takes the one tagged "serve"."""
+    from .saved_model import _read_saved_model
+
+    return len(_read_saved_model(str(export_dir))[0].meta_graphs) == 1
+
+
+def _saved_model_graph_def(export_dir: Path) -> Any:
+    """A SavedModel's frozen GraphDef, as load_graph would import it (for check)."""
+    from .saved_model import frozen_graph_def
+
+    tags = None if _one_meta_graph(export_dir) else ("serve",)
+    graph_def, signatures, _ = frozen_graph_def(export_dir, tags)
+    if not signatures:
+        raise CommandError(f"{export_dir}: the SavedModel has no signature to run")
+    return graph_def
+
+
 def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
     """(op, count, supported, first node) per op type of a graph file, in first-use order,
     read without building the graph (so a graph minigraph cannot run can be checked)."""
@@ -151,7 +212,10 @@ def op_rows(name: str) -> list[tuple[str, int, bool, str]]:
 
     path = Path(name)
     _refuse_non_graphs(path)
-    if _is_graph_def(path):
+    export_dir = _saved_model_dir(path)
+    if export_dir is not None:
+        rows = op_support(_saved_model_graph_def(export_dir))
+    elif _is_graph_def(path):
         rows = op_support(str(path))
     else:
         rows = []
@@ -183,9 +247,13 @@ def functions_line(name: str) -> str | None:
     from .graph_def import library_functions
 
     path = Path(name)
-    if not _is_graph_def(path):
+    export_dir = _saved_model_dir(path)
+    if export_dir is not None:
+        names = library_functions(_saved_model_graph_def(export_dir))
+    elif not _is_graph_def(path):
         return None
-    names = library_functions(str(path))
+    else:
+        names = library_functions(str(path))
     if not names:
         return None
     shown = ", ".join(names[:6]) + (f", ... ({len(names) - 6} more)" if len(names) > 6 else "")

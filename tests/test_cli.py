@@ -356,9 +356,9 @@ NOT_GRAPHS = [
     ("model.keras", _keras_zip, "a Keras model file"),
     ("model.bin", _keras_zip, "a Keras model file"),  # renamed: known by its first bytes
     ("m.h5", b"\x89HDF\r\n\x1a\n" + bytes(100), "a Keras model file"),
-    ("sm", _saved_model_dir, "a SavedModel: see docs/tensorflow.md"),
-    ("sm/saved_model.pb", None, "a SavedModel: see docs/tensorflow.md"),
-    ("model.pb", SAVED_MODEL_BYTES, "a SavedModel: see docs/tensorflow.md"),  # renamed
+    ("sm", _saved_model_dir, "the SavedModel has no signature to run"),
+    ("sm/saved_model.pb", None, "the SavedModel has no signature to run"),
+    ("model.pb", SAVED_MODEL_BYTES, "a SavedModel apart from its directory"),  # renamed
     ("dir", lambda p: p.mkdir(), "is a directory, not a graph file"),
     ("e.pb", b"", "an empty GraphDef: it holds no nodes (the file is 0 bytes)"),
     ("e.json", b" \n", "is empty"),
