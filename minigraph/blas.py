@@ -53,8 +53,8 @@ __all__ = [
 # splits a product into equal static parts, so one part whose thread shares its core with
 # a busy process holds up the whole product while the others spin. Measured on 2 cores
 # (benchmarks/under_load.py, docs/benchmarks.md): with a busy process at a higher priority
-# the LSTM loop at batch 64 took 500 ms with 2 BLAS threads against 15 with one (4 quiet);
-# quiet, one thread cost 0-8% at batch 1-64 and 20% on the LSTM at batch 512.
+# the LSTM loop at batch 512 took 506 ms with 2 BLAS threads against 30 with one (13 and 15
+# quiet); quiet, one thread cost up to 12% (none at batch 1, where products are small).
 DEFAULT_THREADS = 1
 
 # (set, get) symbol names, tried in order in each loaded OpenBLAS.

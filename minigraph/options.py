@@ -35,7 +35,10 @@ class ConfigProto:
     """A Session's options (``mg.Session(graph, config=mg.ConfigProto(...))``).
 
     ``intra_op_parallelism_threads``: how many threads one CPU kernel may split its work
-    over (0: the default, ``MINIGRAPH_KERNEL_THREADS`` or the cores, at most 4).
+    over (0: the default, ``MINIGRAPH_KERNEL_THREADS`` or the cores, at most 4), and the
+    most threads the BLAS library may use during this Session's runs (its count is 1 by
+    default, ``mg.config.set_blas_threads``; the caller's is put back after each run; see
+    minigraph.blas).
     ``inter_op_parallelism_threads``: how many independent big CPU steps (1 MB of work or
     more, that do not depend on each other; see minigraph.interop) may run at once (0: the
     cores, at most 4; 1: one step at a time).
