@@ -240,9 +240,15 @@ def test_blocks_are_found():
 
 def _keras_mlp_files(directory: Path) -> None:
     """model.pb and x.npy as the docs' Keras recipe makes them (x:0 [None, 8] ->
-    Identity:0): the committed fixture TensorFlow froze by that recipe, and its input."""
+    Identity:0): the committed fixture TensorFlow froze by that recipe, and its input; and
+    the SavedModel ``exported`` (pixels [None, 6] -> output_0) with pixels.npy, as
+    docs/tensorflow.md's export recipe writes them."""
     shutil.copy(FIXTURES / "keras_mlp.pb", directory / "model.pb")
     np.save(directory / "x.npy", np.load(FIXTURES / "keras_mlp.npz")["feed/x:0"])
+    saved = FIXTURES.parent / "saved_models"
+    if not (directory / "exported").exists():
+        shutil.copytree(saved / "keras_export", directory / "exported")
+    np.save(directory / "pixels.npy", np.load(saved / "keras_export.npz")["feed/pixels"])
 
 
 # Files that a reader makes with TensorFlow before a doc's commands use them.
