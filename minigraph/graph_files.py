@@ -40,7 +40,7 @@ _GRAPH_KINDS = (
 )
 SAVED_MODEL_HINT = (
     "a SavedModel apart from its directory: give minigraph the directory that holds "
-    "saved_model.pb and variables/ (docs/tensorflow.md, \"SavedModel\")"
+    'saved_model.pb and variables/ (docs/tensorflow.md, "SavedModel")'
 )
 # The signature the command runs, of each graph loaded from a SavedModel.
 _SIGNATURES: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -319,7 +319,8 @@ FUNCTION_CALL_OPS = frozenset({"SymbolicGradient", "RemoteCall"})
 
 FREEZE = 'docs/tensorflow.md, "A frozen Keras model or a tf.function"'
 KIND_HINTS = {
-    "variable": "freeze the model's variables into constants with TensorFlow "
+    "variable": "give minigraph the model's SavedModel directory (its variables are frozen "
+    "on load), or freeze the variables into constants with TensorFlow "
     f"(convert_variables_to_constants_v2; {FREEZE})",
     "function call": "a call minigraph does not make (it runs PartitionedCall of the "
     "GraphDef's library): freeze the model with TensorFlow, which inlines its function calls "

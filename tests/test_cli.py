@@ -500,7 +500,8 @@ def test_check_gives_a_reason_and_a_hint_per_unsupported_op_type(tmp_path, capsy
         ["FFT", "1", "node", "no", "kernel"],
     ]
     hints = {line.split()[0]: line for line in lines[11:]}
-    assert "freeze the model's variables into constants" in hints["VarHandleOp"]
+    assert "SavedModel directory (its variables are frozen on load)" in hints["VarHandleOp"]
+    assert "freeze the variables into constants" in hints["VarHandleOp"]
     assert "inlines its function calls" in hints["RemoteCall"]
     assert "training=False" in hints["RandomUniform"]
     assert "lower_control_flow=False" in hints["RefNextIteration"]
