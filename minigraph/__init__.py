@@ -95,12 +95,20 @@ from .ops.data_flow_ops import (  # noqa: E402  (the op library needs the runtim
     dynamic_stitch,
     parallel_dynamic_stitch,
 )
+from .ops.depth_space_ops import (  # noqa: E402  (the op library needs the runtime above)
+    depth_to_space,
+    space_to_depth,
+)
 from .ops.gather_ops import (  # noqa: E402  (the op library needs the runtime above)
     gather,
     gather_nd,
     one_hot,
     unique,
     where,
+)
+from .ops.image_ops import (  # noqa: E402  (the op library needs the runtime above)
+    resize_bilinear,
+    resize_nearest_neighbor,
 )
 from .ops.linalg_ops import (  # noqa: E402  (the op library needs the runtime above)
     einsum,
@@ -314,6 +322,7 @@ __all__ = [
     "conv2d",
     "divide",
     "dynamic_partition",
+    "depth_to_space",
     "dynamic_stitch",
     "equal",
     "fill",
@@ -340,11 +349,14 @@ __all__ = [
     "range",
     "rank",
     "reshape",
+    "resize_bilinear",
+    "resize_nearest_neighbor",
     "scatter_nd",
     "scatter_nd_non_aliasing_add",
     "shape",
     "size",
     "space_to_batch_nd",
+    "space_to_depth",
     "stack",
     "strided_slice",
     "subtract",

@@ -11,7 +11,9 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     control_flow_ops,
     conv_ops,
     data_flow_ops,
+    depth_space_ops,
     gather_ops,
+    image_ops,
     linalg_ops,
     list_gather_ops,
     list_ops,
@@ -37,7 +39,9 @@ from minigraph.ops.compare_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
+from minigraph.ops.depth_space_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
+from minigraph.ops.image_ops import *  # noqa: F403
 from minigraph.ops.linalg_ops import *  # noqa: F403
 from minigraph.ops.list_gather_ops import *  # noqa: F403
 from minigraph.ops.list_ops import *  # noqa: F403
@@ -72,6 +76,8 @@ FAMILIES = (
     loss_ops,
     conv_ops,
     spacetobatch_ops,
+    depth_space_ops,
+    image_ops,
     data_flow_ops,
     partition_ops,
     segment_ops,

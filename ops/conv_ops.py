@@ -20,9 +20,10 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import has_negative_zero, row_element, select_bits
+from minigraph.ops.conv_grouped import conv_groups, conv_shape_depth, grouped_conv
 from minigraph.ops.cuda_kernels import max_into
 from minigraph.registry import define_op, register_kernel
-from minigraph.shapes import TensorShape, merge_dim, with_rank
+from minigraph.shapes import TensorShape, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
 
 BUILDERS = ("conv2d",)
@@ -175,7 +176,7 @@ def _conv_shape(c: InferenceContext, x: TensorSpec, w: TensorSpec, depthwise: bo
     _check_four(c.fail, "strides", strides, axes, "strides")
     _check_four(c.fail, "dilations", dilations, axes, "dilations")
     xs, ws = with_rank(x.shape, 4), with_rank(w.shape, 4)
-    cin = merge_dim(xs[axes[2]], ws[2])
+    cin = conv_shape_depth(c, xs[axes[2]], ws, depthwise)  # Conv2D may be grouped
     outs, _ = _geometry(
         c.fail,
         c.attrs,
@@ -198,8 +199,7 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     axes = _axes(fmt)
     if x.ndim != 4 or w.ndim != 4:
         ctx.fail(f"input and filter must be 4-D, got {list(x.shape)} and {list(w.shape)}")
-    if x.shape[axes[2]] != w.shape[2]:
-        ctx.fail(f"input depth must equal filter depth: {x.shape[axes[2]]} vs {w.shape[2]}")
+    groups = conv_groups(ctx, x.shape[axes[2]], w.shape, depthwise)
     x = _nhwc(x, fmt)
     n, h, wd, cin = x.shape
     kh, kw, _, cmul = w.shape
@@ -214,6 +214,8 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     wacc = w.astype(acc, copy=False)
     if depthwise:
         out = _depthwise(ctx, xpad, wacc, outs, s, d)
+    elif groups > 1:  # the filter's in_channels divide the input's (conv_grouped.py)
+        out = grouped_conv(ctx, xpad, wacc, outs, s, d, groups, _depthwise)
     elif cin * wacc.dtype.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
         out = _conv_as_matmul(ctx, xpad, wacc, outs, s, d)
     else:
@@ -402,8 +404,8 @@ pairs must be 0). ``use_cudnn_on_gpu`` is accepted and ignored.
 NCHW: TensorFlow's CPU refuses it ("only supports the NHWC tensor format on the CPU");
 minigraph runs it on every device (as a transposed NHWC convolution).
 
-Errors: the input channels must equal the filter's ``in_channels``; a VALID window larger
-than the input gives "Computed output size would be negative".
+Errors: the filter's ``in_channels`` must divide the input's (grouped, as Keras' ``groups``);
+a VALID window larger than the input gives "Computed output size would be negative".
 
 Example: a 3x3 input of ones and a 2x2 filter of ones, VALID, stride 1, gives 4 everywhere
 in a 2x2 output.

@@ -17,6 +17,7 @@ from minigraph.kernel import KernelContext
 from minigraph.ops.common import BAD_INDICES_POLICY, INDEX_TYPES, type_set
 from minigraph.ops.scatter_ops import (
     _ADD,
+    _do_scatter_nd_checks,
     _known_scatter_checks,
     _scatter,
     _scatter_nd_shape_helper,
@@ -60,7 +61,8 @@ TensorScatterAdd: ``indices`` is ``[..., K]``, each row indexing the first K dim
 Errors (InvalidArgumentError, naming the node): an index row outside ``input``
 (``indices[i] = [...] does not index into shape [...]``), and updates whose shape does
 not match ``indices`` and ``input`` (TensorFlow's DoScatterNd messages). With
-``bad_indices_policy="IGNORE"`` bad rows are skipped.
+``bad_indices_policy="IGNORE"`` bad rows are skipped. Rank-1 ``indices`` scatter only
+their first element, with the first update, as TensorFlow's kernel does.
 
 Example: ``input = [1, 2, 3, 4, 5, 6, 7, 8]``, ``indices = [[4], [3], [1], [7]]``,
 ``updates = [9, 10, 11, 12]`` gives ``[1, 13, 3, 14, 14, 6, 7, 20]``.
@@ -72,6 +74,11 @@ Example: ``input = [1, 2, 3, 4, 5, 6, 7, 8]``, ``indices = [[4], [3], [1], [7]]`
 def _scatter_nd_non_aliasing_add_kernel(
     ctx: KernelContext, x: Any, indices: Any, updates: Any
 ) -> Any:
+    if indices.ndim == 1 and indices.shape[0] > 0 and x.ndim > 0 and updates.ndim > 0:
+        # TensorFlow checks rank-1 indices as one row of depth 1, then scatters only their
+        # first element (its flat view of them is one row): so does minigraph.
+        _do_scatter_nd_checks(ctx.fail, x.shape, indices.shape, updates.shape)
+        indices, updates = indices[:1].reshape(1, 1), updates[:1]
     return _scatter(ctx, x, x.shape, indices, updates, _ADD)
 
 

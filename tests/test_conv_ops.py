@@ -90,7 +90,12 @@ def test_conv2d_shapes_and_dtypes():
             dict(strides=1, padding="VALID"),
             "Computed output size would be negative",
         ),
-        ([1, 4, 4, 2], [1, 1, 3, 1], dict(strides=1, padding="SAME"), "Dimensions must be equal"),
+        (
+            [1, 4, 4, 2],
+            [1, 1, 3, 1],
+            dict(strides=1, padding="SAME"),
+            r"Depth of input \(2\) is not a multiple of input depth of filter \(3\)",
+        ),
         (
             [1, 4, 4, 1],
             [1, 1, 1, 1],

@@ -87,7 +87,7 @@ MODES = ["const", "fed", "fed-shaped", "const-gpu", "fed-gpu"]  # "-gpu": on "/g
 
 
 @st.composite
-def shapes(draw: Any, max_rank: int = 3) -> tuple[int, ...]:
+def shapes(draw: Any, max_rank: int = 4) -> tuple[int, ...]:
     return tuple(draw(st.lists(st.integers(0, 3), max_size=max_rank)))
 
 

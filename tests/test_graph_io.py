@@ -154,6 +154,12 @@ OP_EXAMPLES = {
     "LogicalAnd": lambda: mg.logical_and([True, False], [True, True]),
     "LogicalOr": lambda: mg.logical_or([True, False], [False, False]),
     "LogicalNot": lambda: mg.logical_not([True, False]),
+    "SpaceToDepth": lambda: mg.space_to_depth(F.reshape(1, 2, 6, 1), 2),
+    "DepthToSpace": lambda: mg.depth_to_space(F.reshape(1, 1, 3, 4), 2),
+    "ResizeBilinear": lambda: mg.resize_bilinear(F.reshape(1, 3, 4, 1), [5, 2]),
+    "ResizeNearestNeighbor": lambda: mg.resize_nearest_neighbor(
+        F.reshape(1, 3, 4, 1), [5, 7], half_pixel_centers=True
+    ),
     "SpaceToBatchND": lambda: mg.space_to_batch_nd(F.reshape(1, 3, 4, 1), [1, 2], [[0, 1], [0, 0]]),
     "BatchToSpaceND": lambda: mg.batch_to_space_nd(F.reshape(4, 3, 1, 1), [2, 2], [[0, 1], [0, 0]]),
     "DynamicStitch": lambda: mg.dynamic_stitch([[0, 2], [1]], [[1.0, 2.0], [3.0]]),

@@ -138,3 +138,14 @@ def test_scatter_nd_non_aliasing_add_errors_name_the_node():
         np.ones(2, np.float32),
     )
     np.testing.assert_array_equal(got, [0, 1, 0, 0])
+
+
+def test_scatter_nd_non_aliasing_add_rank1_indices_as_tensorflows_kernel():
+    """Shapes known: refused by the shape function (TF's graph mode too); unknown: the kernel
+    scatters the first index only, as TensorFlow's."""
+    g = mg.Graph()
+    with g.as_default():
+        x, i, u = (mg.placeholder(dt) for dt in (mg.float32, mg.int32, mg.float32))
+        y = mg.scatter_nd_non_aliasing_add(x, i, u)
+    got = mg.Session(g).run(y, {x: np.zeros(3, np.float32), i: [2, 1], u: [1.0, 2.0]})
+    np.testing.assert_array_equal(got, [0, 0, 1])

@@ -16,6 +16,9 @@ nan, inf = np.nan, np.inf
 # TF's eager kernel passes any default; its graph mode (the shape function) refuses one
 # that disagrees with ``shape``, as minigraph does when the node is built.
 _BUILD_TIME = "TF's shape function refuses it in graph mode; eager runs no shape function"
+# Rank-1 indices: TF's eager kernel scatters their first element; its graph mode (the shape
+# function, ScatterNdShapeHelper) refuses them, as minigraph does when shapes are known.
+_SHAPE_HELPER = "TF's ScatterNdShapeHelper refuses it in graph mode; eager runs no shape function"
 SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -1e-30, inf, -inf, nan], f64)
 
 CASES = [
@@ -147,6 +150,24 @@ CASES = [
         input=np.zeros((2, 2), f32),
         indices=np.array([[0, 0, 0]], i32),
         updates=np.ones(1, f32),
+    ),
+    case(
+        "ScatterNdNonAliasingAdd",
+        name="SNNAA-rank1-indices",
+        mg_error="InvalidArgumentError",
+        why=_SHAPE_HELPER,
+        input=np.zeros(3, f32),
+        indices=np.array([2, 1], i32),
+        updates=np.array([1.0, 2.0], f32),
+    ),
+    case(
+        "ScatterNdNonAliasingAdd",
+        name="SNNAA-rank1-index",
+        mg_error="InvalidArgumentError",
+        why=_SHAPE_HELPER,
+        input=np.zeros((3, 2), f32),
+        indices=np.array([1], i32),
+        updates=np.array([[1.0, 2.0]], f32),
     ),
     case(
         "ScatterNdNonAliasingAdd",
