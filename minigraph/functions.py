@@ -190,6 +190,7 @@ class Function:
             allow_soft_placement=soft,
             feed_devices=where,
             optimizer=optimizer,
+            aliased_fetches=True,  # a call copies a result that aliases (control_flow_ops)
         )
 
     def call(self, ctx: KernelContext, args: Sequence[Any], label: str = "call") -> list[Any]:
@@ -198,11 +199,7 @@ class Function:
         labels ``body/<iteration>``), so a trace of an LSTM reads step by step."""
         if len(args) != len(self.inputs):
             ctx.fail(f"function {self.name} takes {len(self.inputs)} arguments, got {len(args)}")
-        bound = ctx.memo.get(self._memo_key)  # this call site's plan and executor
-        if bound is None:
-            plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
-            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx))
-        plan, executor = bound
+        plan, executor, _ = self._bound(ctx)
         trace = current_trace()
         if trace is None:
             return executor.run(plan, list(args))
@@ -217,6 +214,26 @@ class Function:
             for name, op, device, t, dt in inner
         )
         return results
+
+    def borrowed(self, ctx: KernelContext) -> frozenset[int]:
+        """Positions of the results that are not buffers of the call's own (a constant of the
+        body, kept from call to call, or a view of another result): a caller that hands
+        results on as fresh buffers copies these (and any that overlap its arguments)."""
+        return self._bound(ctx)[2]
+
+    def _bound(self, ctx: KernelContext) -> tuple[Plan, LocalExecutor, frozenset[int]]:
+        """This call site's plan, executor and borrowed results, kept in its step's memo."""
+        bound = ctx.memo.get(self._memo_key)
+        if bound is None:
+            plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
+            constants = {o for step in plan.steps if step.op_type == "Const" for o in step.outputs}
+            borrowed = frozenset(
+                i
+                for i, s in enumerate(plan.fetch_slots)
+                if s in constants or i in plan.shared_fetches
+            )
+            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx), borrowed)
+        return bound
 
     def __repr__(self) -> str:
         return f"<Function {self.name}: {len(self.inputs)} args, {len(self.outputs)} results>"

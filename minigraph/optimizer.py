@@ -105,10 +105,14 @@ def optimize(
     fetch_slots: Sequence[int],
     options: OptimizerOptions,
     places: Mapping[str, Any] | None = None,
+    aliased_fetches: bool = False,
 ) -> tuple[list[Any], dict[int, int], list[str]]:
     """The optimized steps, a map from dropped slots to the slots that replace them, and
     one line per pass that changed something (what the trace lists). ``places`` (node name
-    -> where it runs, for a distributed executor) keeps fused chains within one place."""
+    -> where it runs, for a distributed executor) keeps fused chains within one place.
+    ``aliased_fetches``: a fetched Identity may go too (its fetch then reads the Identity's
+    input, see ``resolve``), for a caller that never hands out fetched buffers as its own
+    (a function body's plan)."""
     keep = frozenset(fetch_slots)
     alias: dict[int, int] = {}
     report: list[str] = []
@@ -127,7 +131,11 @@ def optimize(
         passes.append(("elementwise_fusion", _with_places(fuse_elementwise, places or {})))
     for name, run in passes:
         before = len(protos)
-        protos, changed = run(protos, keep, alias, options)
+        if aliased_fetches and name == "remove_identity":
+            protos, changed = run(protos, frozenset(), alias, options)
+            keep = frozenset(resolve(alias, s) for s in fetch_slots)
+        else:
+            protos, changed = run(protos, keep, alias, options)
         if changed:
             report.append(f"{name}: {changed} steps ({before} -> {len(protos)} steps)")
     return protos, alias, report
@@ -139,7 +147,8 @@ def _waits(p: Any) -> bool:
     return bool(p.control_inputs) or p.control_output is not None
 
 
-def _resolve(alias: dict[int, int], s: int) -> int:
+def resolve(alias: dict[int, int], s: int) -> int:
+    """The slot that holds slot ``s``'s value after the passes dropped steps."""
     while s in alias:
         s = alias[s]
     return s
@@ -149,7 +158,7 @@ def _rewire(protos: list[Any], alias: dict[int, int]) -> list[Any]:
     return [
         p
         if not any(s in alias for s in p.inputs)
-        else replace(p, inputs=tuple(_resolve(alias, s) for s in p.inputs))
+        else replace(p, inputs=tuple(resolve(alias, s) for s in p.inputs))
         for p in protos
     ]
 
@@ -167,7 +176,7 @@ def _remove_identity(
             name in _PASS_THROUGH and not keep.intersection(p.outputs) and len(p.inputs) == 1
         ):
             for o in p.outputs:
-                alias[o] = _resolve(alias, p.inputs[0])
+                alias[o] = resolve(alias, p.inputs[0])
             removed += 1
             continue
         out.append(p)
@@ -224,7 +233,7 @@ def _eliminate_common(
     seen: dict[Any, Any] = {}
     out, removed = [], 0
     for p in _rewire(protos, alias):
-        p = replace(p, inputs=tuple(_resolve(alias, s) for s in p.inputs))
+        p = replace(p, inputs=tuple(resolve(alias, s) for s in p.inputs))
         if p.op_def.is_stateful or keep.intersection(p.outputs) or _waits(p):
             out.append(p)
             continue

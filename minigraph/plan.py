@@ -17,7 +17,7 @@ from typing import Any
 from . import deadness, errors
 from .devices import DeviceSpec, get_device, parse_device
 from .graph import Node, Operation, Output
-from .optimizer import OptimizerOptions, optimize
+from .optimizer import OptimizerOptions, optimize, resolve
 from .registry import lookup_op
 from .transfer import COPY_OP
 
@@ -75,12 +75,15 @@ def build_plan(
     feed_devices: Sequence[str] | None = None,
     optimizer: OptimizerOptions | None = None,
     places: Mapping[str, Any] | None = None,
+    aliased_fetches: bool = False,
 ) -> Plan:
     """The plan for these fetches and feeds; ``feed_devices`` says where each fed value is.
 
     ``optimizer`` says which passes of :mod:`minigraph.optimizer` run (None: all of them);
     ``places`` maps node names to where an executor will run them (a Dask worker), so that
-    no fused step spans two places.
+    no fused step spans two places. ``aliased_fetches``: fetched values may be other
+    values' buffers (a fetched Identity is removed): for a caller that never hands fetched
+    buffers out as fresh ones, as a function call (minigraph.functions) does not.
     """
     fed = set(feeds)
     nodes = _prune(fetch_outputs, target_nodes, fed)
@@ -146,7 +149,10 @@ def build_plan(
             )
         )
     fetch_slots = tuple(slot[x] for x in fetch_outputs)
-    protos, _, report = optimize(protos, fetch_slots, optimizer or OptimizerOptions(), places)
+    protos, alias, report = optimize(
+        protos, fetch_slots, optimizer or OptimizerOptions(), places, aliased_fetches
+    )
+    fetch_slots = tuple(resolve(alias, s) for s in fetch_slots)
     dims = {i: x.shape.dims for i, x in enumerate(feeds)}  # a feed is checked against these
     dims.update((o, spec.shape.dims) for p in protos for o, spec in zip(p.outputs, p.specs))
     steps, shared = _schedule(protos, len(where), fetch_slots, range(len(feeds)), dims)

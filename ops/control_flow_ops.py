@@ -93,14 +93,18 @@ def _declared(c: InferenceContext, inferred: list[TensorShape]) -> list[TensorSh
     return merged
 
 
-def _fresh(xp: Any, results: Sequence[Any], inputs: Sequence[Any]) -> list[Any]:
+def _fresh(
+    xp: Any, results: Sequence[Any], inputs: Sequence[Any], borrowed: frozenset[int]
+) -> list[Any]:
     """The results as buffers of their own. The plan takes a step's outputs for new
     buffers that a later step may overwrite in place; a body may return an argument (a
-    pass-through) or one value twice, so such a result is copied."""
+    pass-through), one value twice or a constant of its own (``borrowed``: see
+    Function.borrowed), so such a result is copied."""
     out: list[Any] = []
-    for r in results:
-        if r.dtype != object and any(
-            xp.may_share_memory(r, a) for a in (*inputs, *out) if a.dtype != object
+    for i, r in enumerate(results):
+        if r.dtype != object and (
+            i in borrowed
+            or any(xp.may_share_memory(r, a) for a in (*inputs, *out) if a.dtype != object)
         ):
             r = r.copy()
         out.append(r)
@@ -148,7 +152,8 @@ CALL_OPS = {
 @register_kernel("PartitionedCall", "CPU", "GPU")
 @register_kernel("StatefulPartitionedCall", "CPU", "GPU")
 def _call_kernel(ctx: KernelContext, args: list[Any]) -> list[Any]:
-    return _fresh(ctx.xp, ctx.attrs["f"].call(ctx, args), args)
+    f = ctx.attrs["f"]
+    return _fresh(ctx.xp, f.call(ctx, args), args, f.borrowed(ctx))
 
 
 PartitionedCall = make_wrapper_class(CALL_OPS["PartitionedCall"])
@@ -201,7 +206,7 @@ def _while_kernel(ctx: KernelContext, inputs: list[Any]) -> list[Any]:
     while _to_bool(ctx, cond.call(ctx, values, f"cond/{i}")[0]):
         values = body.call(ctx, values, f"body/{i}")  # the last iteration's values are freed
         i += 1
-    return _fresh(ctx.xp, values, inputs)
+    return _fresh(ctx.xp, values, inputs, body.borrowed(ctx) if i else frozenset())
 
 
 While = make_wrapper_class(WHILE_OPS["While"])
@@ -271,7 +276,7 @@ CASE_OPS = {
 def _if_kernel(ctx: KernelContext, pred: Any, inputs: list[Any]) -> list[Any]:
     which = "then" if _to_bool(ctx, pred) else "else"
     branch = ctx.attrs[f"{which}_branch"]
-    return _fresh(ctx.xp, branch.call(ctx, inputs, which), inputs)
+    return _fresh(ctx.xp, branch.call(ctx, inputs, which), inputs, branch.borrowed(ctx))
 
 
 @register_kernel("Case", "CPU", "GPU")
@@ -280,7 +285,8 @@ def _case_kernel(ctx: KernelContext, index: np.ndarray, inputs: list[Any]) -> li
     branches = ctx.attrs["branches"]
     i = int(index)
     i = i if 0 <= i < len(branches) else len(branches) - 1
-    return _fresh(ctx.xp, branches[i].call(ctx, inputs, f"branch{i}"), inputs)
+    branch = branches[i]
+    return _fresh(ctx.xp, branch.call(ctx, inputs, f"branch{i}"), inputs, branch.borrowed(ctx))
 
 
 If = make_wrapper_class(IF_OPS["If"])

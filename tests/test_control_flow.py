@@ -263,3 +263,30 @@ def test_a_trace_names_the_steps_of_each_iteration():
     starts = [t[3] for t in meta.step_timings]
     assert all(s >= 0 for s in starts)
     assert names[-1] == "loop"  # the loop's own step ends after its bodies' steps
+
+
+def test_a_body_constant_returned_is_never_written_by_the_caller():
+    # The outer Mul may write into its input in place: the cond's result must be its own,
+    # not the branch's constant (kept from run to run, on the GPU too).
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.bool, [])
+        x = mg.placeholder(mg.float32, [4])
+        picked = mg.cond(p, lambda: mg.constant([1.0, 2.0, 3.0, 4.0]), lambda: mg.identity(x))
+        looped = mg.while_loop(lambda v: mg.reduce_sum(v) < 0.0, lambda v: v, picked)
+        y = looped * 2.0
+    sess = mg.Session(g)
+    for _ in range(3):
+        np.testing.assert_array_equal(sess.run(y, {p: True, x: np.zeros(4)}), [2, 4, 6, 8])
+
+
+def test_a_body_passing_its_argument_through_keeps_the_callers_value():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [3])
+        doubled = x * 1.0
+        same = mg.while_loop(lambda v: mg.reduce_sum(v) > 100.0, lambda v: mg.identity(v), doubled)
+        out = [same + 1.0, doubled + 2.0]
+    got = mg.Session(g).run(out, {x: np.arange(3, dtype=np.float32)})
+    np.testing.assert_array_equal(got[0], [1, 2, 3])
+    np.testing.assert_array_equal(got[1], [2, 3, 4])
