@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import errors
-from .functions import ARG_OP, FuncGraph, Function, function_attrs
+from .functions import ARG_OP, FuncGraph, Function
 from .graph import Graph, Node, Operation, Output
 from .registry import OPS
 from .shapes import unknown_shape
@@ -181,7 +181,7 @@ def export_functions(
         order.append(fn)
 
     for node in nodes:
-        for fn in function_attrs(node.attrs):
+        for fn in node.op_def.functions_in(node.attrs):
             visit(fn)
     for fn in order:
         library.function.add().CopyFrom(_function_def(p, fn, attr_to_proto))

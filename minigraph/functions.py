@@ -30,7 +30,7 @@ from .plan import PLAN_OPTIONS, Plan, build_plan
 from .registry import define_op, lookup_op, register_kernel
 from .shapes import TensorShape
 
-__all__ = ["ARG_OP", "FuncGraph", "Function", "function_attrs", "unique_function_name"]
+__all__ = ["ARG_OP", "FuncGraph", "Function", "unique_function_name"]
 
 ARG_OP = "_Arg"
 
@@ -162,7 +162,7 @@ class Function:
         """The functions that the body's call ops name (directly)."""
         found: dict[str, Function] = {}
         for node in self.graph.nodes():
-            for fn in function_attrs(node.attrs):
+            for fn in node.op_def.functions_in(node.attrs):
                 found.setdefault(fn.name, fn)
         return list(found.values())
 
@@ -253,17 +253,6 @@ def _executor(ctx: KernelContext) -> LocalExecutor:
                 key, LocalExecutor(ctx.tensor_bytes, ctx.threads, inter_op_threads=1)
             )
     return ex
-
-
-def function_attrs(attrs: Any) -> list[Function]:
-    """The Functions among a node's attr values (a ``func`` or ``list(func)`` attr)."""
-    found = []
-    for value in attrs.values():
-        if isinstance(value, Function):
-            found.append(value)
-        elif isinstance(value, tuple | list):
-            found.extend(v for v in value if isinstance(v, Function))
-    return found
 
 
 def unique_function_name(graph: Graph, base: str) -> str:

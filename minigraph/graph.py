@@ -425,7 +425,7 @@ class Graph:
         ]
         lines += _dot_nodes(self, "")
         drawn: set[str] = set()
-        pending = [(n.name, f) for n in self.nodes() for f in _bodies(n)]
+        pending = [(n.name, f) for n in self.nodes() for f in n.op_def.functions_in(n.attrs)]
         while pending:
             caller, fn = pending.pop(0)
             prefix = f"{fn.name}/"
@@ -435,7 +435,11 @@ class Graph:
                 lines.append(f'    label="{fn.name}"; style=rounded;')
                 lines += ["  " + line for line in _dot_nodes(fn.graph, prefix)]
                 lines.append("  }")
-                pending += [(prefix + n.name, f) for n in fn.graph.nodes() for f in _bodies(n)]
+                pending += [
+                    (prefix + n.name, f)
+                    for n in fn.graph.nodes()
+                    for f in n.op_def.functions_in(n.attrs)
+                ]
             first = next(iter(fn.graph.nodes()), None)
             if first is not None:
                 lines.append(
@@ -542,16 +546,6 @@ def _dot_nodes(graph: Graph, prefix: str) -> list[str]:
                 f'  "{prefix}{u}" -> "{prefix}{v}" [label="{which}{spec.dtype.name}{spec.shape}"];'
             )
     return lines
-
-
-def _bodies(node: Node) -> list[Any]:
-    """The function bodies a node's attrs hold (minigraph.functions.Function: a ``graph``)."""
-    found = []
-    for value in node.attrs.values():
-        for v in value if isinstance(value, tuple | list) else [value]:
-            if isinstance(getattr(v, "graph", None), Graph):
-                found.append(v)
-    return found
 
 
 def provide(name: str, fn: Callable[..., Any]) -> None:

@@ -71,6 +71,10 @@ CONTROL_FLOW_OPS = frozenset(
     }
 )
 
+# TensorFlow's own internal ops that its graphs hold (lowered Case): registered, and exported,
+# though their names start with "_" as minigraph's internal ones do.
+TENSORFLOW_INTERNAL_OPS = frozenset({"_SwitchN"})
+
 # Attrs read and dropped: TensorFlow's session config for a function call (serialized
 # bytes), which minigraph has no use for.
 _DROPPED_ATTRS = frozenset({"config_proto"})
@@ -179,8 +183,8 @@ def _read_graph_def_file(path: str | os.PathLike) -> tuple[bytes, bool]:
 def unsupported_reason(op: str) -> str | None:
     if op in LOOP_OPS:
         return None  # TF1 loops: import makes each a While (minigraph.functionalize)
-    if op in OPS and (not op.startswith("_") or op in CONTROL_FLOW_OPS):
-        return None  # _SwitchN is TensorFlow's own internal op, in lowered graphs
+    if op in OPS and (not op.startswith("_") or op in TENSORFLOW_INTERNAL_OPS):
+        return None
     if op in CONTROL_FLOW_OPS:
         return "TensorFlow 1 control flow (see docs/tensorflow.md)"
     return "not implemented in minigraph"
@@ -504,7 +508,7 @@ def as_graph_def(graph: Graph) -> Any:
     gd = p.graph_pb2.GraphDef()
     gd.versions.producer = GRAPH_DEF_VERSION
     for node in graph.nodes():
-        if node.type_string.startswith("_") and node.type_string not in CONTROL_FLOW_OPS:
+        if node.type_string.startswith("_") and node.type_string not in TENSORFLOW_INTERNAL_OPS:
             raise errors.UnimplementedError(
                 f"op {node.type_string} exists only in minigraph; TensorFlow cannot run it",
                 node.name,

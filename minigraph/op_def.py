@@ -217,6 +217,17 @@ class OpDef:
         """The op runs function bodies (a ``func`` attr: While, If, PartitionedCall...)."""
         return any(a.kind in ("func", "list(func)") for a in self.attrs)
 
+    def functions_in(self, attrs: Mapping[str, Any]) -> list[Any]:
+        """The function bodies a node of this op holds: its ``func`` attrs' values, each
+        ``list(func)`` attr's in order (minigraph.functions.Function)."""
+        found: list[Any] = []
+        for a in self.attrs:
+            if a.kind == "func":
+                found.append(attrs[a.name])
+            elif a.kind == "list(func)":
+                found.extend(attrs[a.name])
+        return found
+
     @property
     def single_output(self) -> bool:
         """The kernel returns one array (not a sequence): one output, not a list output."""

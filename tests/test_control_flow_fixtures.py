@@ -77,9 +77,7 @@ def test_export_imports_again_with_the_same_results(case):
 
 def _called(g: mg.Graph, name: str) -> bool:
     """Whether a node of ``g`` itself calls function ``name``."""
-    from minigraph.functions import function_attrs
-
-    return any(f.name == name for n in g.nodes() for f in function_attrs(n.attrs))
+    return any(f.name == name for n in g.nodes() for f in n.op_def.functions_in(n.attrs))
 
 
 @pytest.fixture(scope="module")
