@@ -1,11 +1,11 @@
 """Convolution and pooling: Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool.
 
-All four share one window geometry (TensorFlow's GetWindowedOutputSize for VALID, SAME and
-EXPLICIT padding) and one kernel shape: pad the image once, then loop over the kh * kw
-window offsets, each a strided slice of the whole batch (a loop over filter taps, never
-over elements). Conv2D with few channels gathers the taps side by side (im2col) for one
-matrix product instead. NCHW runs as NHWC between two transposes; TensorFlow's CPU refuses NCHW
-for these four ops (its GPU runs them), minigraph runs it on every device.
+All four share one window geometry (conv_geometry.py: TensorFlow's GetWindowedOutputSize for
+VALID, SAME and EXPLICIT padding) and one kernel shape: pad the image once, then loop over
+the kh * kw window offsets, each a strided slice of the whole batch (a loop over filter taps,
+never over elements). Conv2D with few channels gathers the taps side by side (im2col) for
+one matrix product instead. NCHW runs as NHWC between two transposes; TensorFlow's CPU
+refuses NCHW for these four ops (its GPU runs them), minigraph runs it on every device.
 """
 
 from __future__ import annotations
@@ -20,6 +20,21 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import has_negative_zero, row_element, select_bits
+from minigraph.ops.conv_geometry import (
+    EXPLICIT_ATTR,
+    FORMAT_ATTR,
+    PADDING_ATTR,
+    accumulator_dtype,
+    check_four,
+    filter_taps,
+    from_nhwc,
+    pad_image,
+    padding_attrs,
+    spatial_axes,
+    spatial_list,
+    to_nhwc,
+    window_geometry,
+)
 from minigraph.ops.conv_grouped import conv_groups, conv_shape_depth, grouped_conv
 from minigraph.ops.cuda_kernels import max_into
 from minigraph.registry import define_op, register_kernel
@@ -30,154 +45,18 @@ BUILDERS = ("conv2d",)
 # tf.nn names, re-exported by minigraph.ops.nn (conv2d is also top-level, as tf.compat.v1).
 NN_BUILDERS = ("conv2d", "depthwise_conv2d_native", "max_pool", "avg_pool")
 
-_PADDING = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
-_EXPLICIT = "explicit_paddings: list(int) = []"
-_FORMAT = "data_format: {'NHWC', 'NCHW'} = 'NHWC'"
-
-
-# -- window geometry, shared by every op here ----------------------------------------------
-
-
-def _axes(data_format: str) -> tuple[int, int, int]:
-    """(height, width, channel) axes of a 4-D tensor in this format."""
-    return (2, 3, 1) if data_format == "NCHW" else (1, 2, 3)
-
-
-def _window_output_size(
-    fail: Any, size: int | None, k: int | None, stride: int, dilation: int, padding: str,
-    pads: tuple[int, int] = (0, 0),
-) -> int | None:  # fmt: skip
-    """Output length of one spatial dim, TensorFlow's GetWindowedOutputSize."""
-    if size is None:
-        return None
-    if padding == "SAME":
-        return -(-size // stride)
-    if k is None:
-        return None
-    effective = (k - 1) * dilation + 1
-    num = size + pads[0] + pads[1] - effective + stride
-    out = num // stride if num >= 0 else -(-num // stride)  # C's truncating division
-    if out < 0:
-        fail(
-            f"Computed output size would be negative: {out} [input_size: {size}, "
-            f"effective_filter_size: {effective}, stride: {stride}]"
-        )
-    return out
-
-
-def _pads(size: int, k: int, stride: int, dilation: int, out: int) -> tuple[int, int]:
-    """SAME padding of one dim: the extra cell goes at the end, as TensorFlow."""
-    total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
-    return total // 2, total - total // 2
-
-
-def _check_explicit(fail: Any, attrs: dict, axes: tuple[int, int, int]) -> list[tuple[int, int]]:
-    """The (before, after) pads of the height and width dims from ``explicit_paddings``."""
-    explicit = list(attrs.get("explicit_paddings", ()))
-    if attrs["padding"] != "EXPLICIT":
-        if explicit:
-            fail(
-                "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"
-            )
-        return [(0, 0), (0, 0)]
-    if len(explicit) != 8:
-        fail(f"explicit_paddings attribute must contain 8 values, but got: {len(explicit)}")
-    if min(explicit) < 0:
-        fail("All elements of explicit_paddings must be nonnegative")
-    pairs = [(explicit[2 * i], explicit[2 * i + 1]) for i in range(4)]
-    if pairs[0] != (0, 0) or pairs[axes[2]] != (0, 0):
-        fail("Nonzero explicit padding in the batch or depth dimensions is not supported")
-    return [pairs[axes[0]], pairs[axes[1]]]
-
-
-def _check_four(fail: Any, name: str, values: Sequence[int], axes: tuple, what: str) -> None:
-    if len(values) != 4:
-        fail(f"Sliding window {name} field must specify 4 dimensions")
-    if values[0] != 1 or values[axes[2]] != 1:
-        fail(
-            f"Current implementation does not yet support {what} in the batch and depth dimensions."
-        )
-    if min(values) < 1:
-        fail(f"Sliding window {name} must be positive, got {list(values)}")
-
-
-def _geometry(
-    fail: Any, attrs: dict, dims: Sequence[int | None], kdims: Sequence[int | None],
-    strides: Sequence[int], dilations: Sequence[int],
-) -> tuple[list[int | None], list[tuple[int, int]]]:  # fmt: skip
-    """Output sizes and (before, after) pads of the two spatial dims."""
-    padding = attrs["padding"]
-    explicit = _check_explicit(fail, attrs, _axes(attrs["data_format"]))
-    outs, pads = [], []
-    for i in range(2):
-        out = _window_output_size(
-            fail, dims[i], kdims[i], strides[i], dilations[i], padding, explicit[i]
-        )
-        outs.append(out)
-        if padding == "SAME" and None not in (dims[i], kdims[i], out):
-            pads.append(_pads(dims[i], kdims[i], strides[i], dilations[i], out))  # type: ignore[arg-type]
-        else:
-            pads.append(explicit[i])
-    return outs, pads
-
-
-def _nhwc(x: Any, data_format: str) -> Any:
-    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
-
-
-def _from_nhwc(xp: Any, y: Any, data_format: str) -> Any:
-    return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
-
-
-def _taps(
-    xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Iterator[tuple[int, int, Any]]:
-    """Each filter tap (i, j) with its [n, oh, ow, c] strided view of the padded image."""
-    for i in range(k[0]):
-        for j in range(k[1]):
-            yield (
-                i,
-                j,
-                xpad[
-                    :,
-                    i * d[0] : i * d[0] + (out[0] - 1) * s[0] + 1 : s[0],
-                    j * d[1] : j * d[1] + (out[1] - 1) * s[1] + 1 : s[1],
-                    :,
-                ],
-            )
-
-
-def _padded(
-    xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
-) -> Any:
-    """NHWC ``x`` padded in H and W with ``value``, as ``dtype`` (default x's), by one
-    assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
-    dtype = x.dtype if dtype is None else dtype
-    if not any(p for pair in pads for p in pair):
-        return x.astype(dtype, copy=False)
-    (top, bottom), (left, right), (n, h, w, c) = *pads, x.shape
-    shape = (n, h + top + bottom, w + left + right, c)
-    out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
-    out[:, top : top + h, left : left + w] = x
-    return out
-
-
-def _acc_dtype(dtype: Any) -> Any:
-    return np.float32 if dtype == np.float16 else dtype
-
-
 # -- Conv2D and DepthwiseConv2dNative ------------------------------------------------------
 
 
 def _conv_shape(c: InferenceContext, x: TensorSpec, w: TensorSpec, depthwise: bool) -> TensorShape:
     fmt = c.attrs["data_format"]
-    axes = _axes(fmt)
+    axes = spatial_axes(fmt)
     strides, dilations = c.attrs["strides"], c.attrs["dilations"]
-    _check_four(c.fail, "strides", strides, axes, "strides")
-    _check_four(c.fail, "dilations", dilations, axes, "dilations")
+    check_four(c.fail, "strides", strides, axes, "strides")
+    check_four(c.fail, "dilations", dilations, axes, "dilations")
     xs, ws = with_rank(x.shape, 4), with_rank(w.shape, 4)
     cin = conv_shape_depth(c, xs[axes[2]], ws, depthwise)  # Conv2D may be grouped
-    outs, _ = _geometry(
+    outs, _ = window_geometry(
         c.fail,
         c.attrs,
         [xs[axes[0]], xs[axes[1]]],
@@ -196,21 +75,21 @@ def _conv_shape(c: InferenceContext, x: TensorSpec, w: TensorSpec, depthwise: bo
 def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     xp, attrs = ctx.xp, ctx.attrs
     fmt = attrs["data_format"]
-    axes = _axes(fmt)
+    axes = spatial_axes(fmt)
     if x.ndim != 4 or w.ndim != 4:
         ctx.fail(f"input and filter must be 4-D, got {list(x.shape)} and {list(w.shape)}")
     groups = conv_groups(ctx, x.shape[axes[2]], w.shape, depthwise)
-    x = _nhwc(x, fmt)
+    x = to_nhwc(x, fmt)
     n, h, wd, cin = x.shape
     kh, kw, _, cmul = w.shape
     s = [attrs["strides"][axes[0]], attrs["strides"][axes[1]]]
     d = [attrs["dilations"][axes[0]], attrs["dilations"][axes[1]]]
-    sizes, pads = _geometry(ctx.fail, attrs, [h, wd], [kh, kw], s, d)
+    sizes, pads = window_geometry(ctx.fail, attrs, [h, wd], [kh, kw], s, d)
     outs = cast(list[int], sizes)  # concrete dims give concrete sizes
     cout = cin * cmul if depthwise else cmul
     ctx.check_size((n, outs[0], outs[1], cout), x.dtype)
-    acc = _acc_dtype(x.dtype)
-    xpad = _padded(xp, x, pads, dtype=acc)
+    acc = accumulator_dtype(x.dtype)
+    xpad = pad_image(xp, x, pads, dtype=acc)
     wacc = w.astype(acc, copy=False)
     if depthwise:
         out = _depthwise(ctx, xpad, wacc, outs, s, d)
@@ -221,7 +100,7 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     else:
         out = _conv_per_tap(ctx, xpad, wacc, outs, s, d)
     out = out.reshape(n, outs[0], outs[1], cout).astype(x.dtype, copy=False)
-    return _from_nhwc(xp, out, fmt)
+    return from_nhwc(xp, out, fmt)
 
 
 def _pixels(xp: Any, a: Any) -> Any:
@@ -273,7 +152,7 @@ def _conv_as_matmul(
         if not _gather_filter_rows(xp, patches, xpad[part], (kh, kw), s, d):
             # NumPy copies a pixel's channels fastest as one word (or one void element)
             dst, src = _pixel_views(xp, patches, xpad[part])
-            for i, j, window in _taps(src, outs, (kh, kw), s, d):
+            for i, j, window in filter_taps(src, outs, (kh, kw), s, d):
                 dst[..., i * kw + j, :] = window
         xp.matmul(patches.reshape(-1, kh * kw * cin), matrix, out=out[part].reshape(-1, cout))
     return out
@@ -326,7 +205,7 @@ def _depthwise(
     n = xpad.shape[0]
     if cmul != 1:
         out = xp.zeros((n, outs[0], outs[1], cin, cmul), w.dtype)
-        for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
+        for i, j, window in filter_taps(xpad, outs, (kh, kw), s, d):
             out += window[..., None] * w[i, j]
         return out
     size = outs[0] * outs[1] * cin
@@ -362,7 +241,7 @@ def _conv_per_tap(
     gained, 232 -> 152)."""
     kh, kw, cin, cout = w.shape
     out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
-    for i, j, window in _taps(xpad, outs, (kh, kw), s, d):
+    for i, j, window in filter_taps(xpad, outs, (kh, kw), s, d):
         if window.flags.c_contiguous:
             product = (window.reshape(-1, cin) @ w[i, j]).reshape(out.shape)
         else:
@@ -382,9 +261,9 @@ CONV2D = define_op(
         "T: {float16, float32, float64, int32}",
         "strides: list(int)",
         "use_cudnn_on_gpu: bool = True",
-        _PADDING,
-        _EXPLICIT,
-        _FORMAT,
+        PADDING_ATTR,
+        EXPLICIT_ATTR,
+        FORMAT_ATTR,
         "dilations: list(int) = [1, 1, 1, 1]",
     ],
     shape_fn=lambda c, x, w: _conv_shape(c, x, w, depthwise=False),
@@ -425,9 +304,9 @@ DEPTHWISE_CONV2D_NATIVE = define_op(
     attrs=[
         "T: {float16, float32, float64}",
         "strides: list(int)",
-        _PADDING,
-        _EXPLICIT,
-        _FORMAT,
+        PADDING_ATTR,
+        EXPLICIT_ATTR,
+        FORMAT_ATTR,
         "dilations: list(int) = [1, 1, 1, 1]",
     ],
     shape_fn=lambda c, x, w: _conv_shape(c, x, w, depthwise=True),
@@ -459,26 +338,6 @@ _conv2d = make_builder(CONV2D, "conv2d")
 _depthwise_conv2d_native = make_builder(DEPTHWISE_CONV2D_NATIVE, "depthwise_conv2d_native")
 
 
-def _spatial_list(value: Any, data_format: str, default: int = 1) -> list[int]:
-    """TensorFlow 2 takes an int, or 1, 2 or 4 values, for strides, dilations and ksize."""
-    if value is None:
-        return [default] * 4
-    vals = [int(value)] if np.ndim(value) == 0 else [int(v) for v in value]
-    if len(vals) == 1:
-        vals = vals * 2
-    if len(vals) == 2:
-        return [1, 1, *vals] if data_format == "NCHW" else [1, *vals, 1]
-    return vals
-
-
-def _padding_attrs(padding: Any) -> dict[str, Any]:
-    """``"SAME"``/``"VALID"``, or explicit (before, after) pairs for the 4 dims."""
-    if isinstance(padding, str | bytes):
-        return {"padding": padding.decode() if isinstance(padding, bytes) else padding}
-    flat = [int(p) for pair in padding for p in pair]
-    return {"padding": "EXPLICIT", "explicit_paddings": flat}
-
-
 def conv2d(
     input: Any,  # noqa: A002
     filter: Any = None,  # noqa: A002
@@ -508,12 +367,12 @@ def conv2d(
     return _conv2d(
         input,
         filters if filter is None else filter,
-        strides=_spatial_list(strides, data_format),
+        strides=spatial_list(strides, data_format),
         use_cudnn_on_gpu=use_cudnn_on_gpu,
-        dilations=_spatial_list(dilations, data_format),
+        dilations=spatial_list(dilations, data_format),
         data_format=data_format,
         name=name or "Conv2D",
-        **_padding_attrs(padding),
+        **padding_attrs(padding),
     )
 
 
@@ -540,11 +399,11 @@ def depthwise_conv2d_native(
     return _depthwise_conv2d_native(
         input,
         filter,
-        strides=_spatial_list(strides, data_format),
-        dilations=_spatial_list(dilations, data_format),
+        strides=spatial_list(strides, data_format),
+        dilations=spatial_list(dilations, data_format),
         data_format=data_format,
         name=name or "DepthwiseConv2dNative",
-        **_padding_attrs(padding),
+        **padding_attrs(padding),
     )
 
 
@@ -553,7 +412,7 @@ def depthwise_conv2d_native(
 
 def _pool_attrs(c: Any, attrs: dict, fail: Any) -> tuple[list[int], list[int]]:
     """Spatial (ksize, strides) after TensorFlow's checks."""
-    axes = _axes(attrs["data_format"])
+    axes = spatial_axes(attrs["data_format"])
     ksize, strides = attrs["ksize"], attrs["strides"]
     if len(ksize) != 4:
         fail("Sliding window ksize field must specify 4 dimensions")
@@ -582,10 +441,10 @@ def _pool_attrs(c: Any, attrs: dict, fail: Any) -> tuple[list[int], list[int]]:
 
 def _pool_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
     fmt = c.attrs["data_format"]
-    axes = _axes(fmt)
+    axes = spatial_axes(fmt)
     k, s = _pool_attrs(c, c.attrs, c.fail)
     xs = with_rank(x.shape, 4)
-    outs, _ = _geometry(c.fail, c.attrs, [xs[axes[0]], xs[axes[1]]], k, s, [1, 1])
+    outs, _ = window_geometry(c.fail, c.attrs, [xs[axes[0]], xs[axes[1]]], k, s, [1, 1])
     dims = [xs[0], *outs, xs[axes[2]]]
     return TensorShape([dims[0], dims[3], dims[1], dims[2]] if fmt == "NCHW" else dims)
 
@@ -596,14 +455,14 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
     k, s = _pool_attrs(ctx, attrs, ctx.fail)
     if x.ndim != 4:
         ctx.fail(f"input must be 4-dimensional, got {list(x.shape)}")
-    x = _nhwc(x, fmt)
+    x = to_nhwc(x, fmt)
     n, h, wd, ch = x.shape
-    sizes, pads = _geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
+    sizes, pads = window_geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
     outs = cast(list[int], sizes)  # concrete dims give concrete sizes
     ctx.check_size((n, outs[0], outs[1], ch), x.dtype)
     if average:
-        acc = _acc_dtype(x.dtype)
-        xpad = _padded(xp, x, pads, dtype=acc)
+        acc = accumulator_dtype(x.dtype)
+        xpad = pad_image(xp, x, pads, dtype=acc)
         out = xp.zeros((n, outs[0], outs[1], ch), acc)
         for window in _pool_windows(xp, xpad, outs, k, s):
             out += window
@@ -620,7 +479,7 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
         # NaN is skipped, and a window of -inf (or NaN) gives the lowest finite value.
         info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
         lowest = x.dtype.type(info.min)
-        xpad = _padded(xp, x, pads, lowest)
+        xpad = pad_image(xp, x, pads, lowest)
         out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
         windows = _pool_windows(xp, xpad, outs, k, s)
         if xp is not np:  # the rule below in one kernel a window: no sync for a -0.0 probe
@@ -633,7 +492,7 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
             larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
             for window in windows:
                 larger(out, window, out=out)
-    return _from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
+    return from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
 
 
 def _pool_windows(
@@ -645,18 +504,18 @@ def _pool_windows(
     if xp is np and xpad.shape[3] * xpad.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
         yield from _copied_windows(xp, xpad, outs, k, s, (1, 1))
     else:
-        for _, _, window in _taps(xpad, outs, k, s, (1, 1)):
+        for _, _, window in filter_taps(xpad, outs, k, s, (1, 1)):
             yield window
 
 
 def _copied_windows(
     xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
 ) -> Iterator[Any]:
-    """Each window of :func:`_taps`, in tap order, copied (a pixel as one word where it
+    """Each window of :func:`filter_taps`, in tap order, copied (a pixel as one word where it
     can be) into one contiguous [n, oh, ow, c] buffer, the same buffer every time."""
     buffer = xp.empty((xpad.shape[0], *outs, xpad.shape[3]), xpad.dtype)
     dst, src = _pixel_views(xp, buffer, xpad)
-    for _, _, window in _taps(src, outs, k, s, d):
+    for _, _, window in filter_taps(src, outs, k, s, d):
         dst[...] = window
         yield buffer
 
@@ -683,9 +542,9 @@ MAX_POOL = define_op(
         "T: {float16, float32, float64, int8, int16, int32, int64, uint8, uint16} = float32",
         "ksize: list(int) >= 4",
         "strides: list(int) >= 4",
-        _PADDING,
-        _EXPLICIT,
-        _FORMAT,
+        PADDING_ATTR,
+        EXPLICIT_ATTR,
+        FORMAT_ATTR,
     ],
     shape_fn=_pool_shape,
     doc="""
@@ -717,7 +576,7 @@ AVG_POOL = define_op(
         "ksize: list(int) >= 4",
         "strides: list(int) >= 4",
         "padding: {'SAME', 'VALID'}",
-        _FORMAT,
+        FORMAT_ATTR,
     ],
     shape_fn=_pool_shape,
     doc="""
@@ -756,11 +615,11 @@ def _pool_builder(op_def: Any, name: str, example: str) -> Any:
     ) -> Output:
         return generated(
             value if input is None else input,
-            ksize=_spatial_list(ksize, data_format),
-            strides=_spatial_list(strides, data_format),
+            ksize=spatial_list(ksize, data_format),
+            strides=spatial_list(strides, data_format),
             data_format=data_format,
             name=name or op_def.name,
-            **_padding_attrs(padding),
+            **padding_attrs(padding),
         )
 
     pool.__name__ = pool.__qualname__ = name

@@ -1,0 +1,172 @@
+"""Window geometry shared by the convolution and pooling ops (conv_ops, conv_backprop_ops).
+
+TensorFlow's GetWindowedOutputSize for VALID, SAME and EXPLICIT padding, its attr checks
+(strides, dilations, explicit_paddings), NHWC/NCHW handling, padding an image once and the
+kh * kw filter taps as strided views of it: the forward ops slide windows over the padded
+image, the backprop ops add into those same views. Also the tf.nn argument forms
+(an int or 1, 2 or 4 values; padding names or explicit pairs) every builder takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+PADDING_ATTR = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
+EXPLICIT_ATTR = "explicit_paddings: list(int) = []"
+FORMAT_ATTR = "data_format: {'NHWC', 'NCHW'} = 'NHWC'"
+
+
+def spatial_axes(data_format: str) -> tuple[int, int, int]:
+    """(height, width, channel) axes of a 4-D tensor in this format."""
+    return (2, 3, 1) if data_format == "NCHW" else (1, 2, 3)
+
+
+def window_output_size(
+    fail: Any, size: int | None, k: int | None, stride: int, dilation: int, padding: str,
+    pads: tuple[int, int] = (0, 0),
+) -> int | None:  # fmt: skip
+    """Output length of one spatial dim, TensorFlow's GetWindowedOutputSize."""
+    if size is None:
+        return None
+    if padding == "SAME":
+        return -(-size // stride)
+    if k is None:
+        return None
+    effective = (k - 1) * dilation + 1
+    num = size + pads[0] + pads[1] - effective + stride
+    out = num // stride if num >= 0 else -(-num // stride)  # C's truncating division
+    if out < 0:
+        fail(
+            f"Computed output size would be negative: {out} [input_size: {size}, "
+            f"effective_filter_size: {effective}, stride: {stride}]"
+        )
+    return out
+
+
+def same_pads(size: int, k: int, stride: int, dilation: int, out: int) -> tuple[int, int]:
+    """SAME padding of one dim: the extra cell goes at the end, as TensorFlow."""
+    total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def check_explicit(fail: Any, attrs: dict, axes: tuple[int, int, int]) -> list[tuple[int, int]]:
+    """The (before, after) pads of the height and width dims from ``explicit_paddings``."""
+    explicit = list(attrs.get("explicit_paddings", ()))
+    if attrs["padding"] != "EXPLICIT":
+        if explicit:
+            fail(
+                "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"
+            )
+        return [(0, 0), (0, 0)]
+    if len(explicit) != 8:
+        fail(f"explicit_paddings attribute must contain 8 values, but got: {len(explicit)}")
+    if min(explicit) < 0:
+        fail("All elements of explicit_paddings must be nonnegative")
+    pairs = [(explicit[2 * i], explicit[2 * i + 1]) for i in range(4)]
+    if pairs[0] != (0, 0) or pairs[axes[2]] != (0, 0):
+        fail("Nonzero explicit padding in the batch or depth dimensions is not supported")
+    return [pairs[axes[0]], pairs[axes[1]]]
+
+
+def check_four(fail: Any, name: str, values: Sequence[int], axes: tuple, what: str) -> None:
+    if len(values) != 4:
+        fail(f"Sliding window {name} field must specify 4 dimensions")
+    if values[0] != 1 or values[axes[2]] != 1:
+        fail(
+            f"Current implementation does not yet support {what} in the batch and depth dimensions."
+        )
+    if min(values) < 1:
+        fail(f"Sliding window {name} must be positive, got {list(values)}")
+
+
+def window_geometry(
+    fail: Any, attrs: dict, dims: Sequence[int | None], kdims: Sequence[int | None],
+    strides: Sequence[int], dilations: Sequence[int],
+) -> tuple[list[int | None], list[tuple[int, int]]]:  # fmt: skip
+    """Output sizes and (before, after) pads of the two spatial dims."""
+    padding = attrs["padding"]
+    explicit = check_explicit(fail, attrs, spatial_axes(attrs["data_format"]))
+    outs, pads = [], []
+    for i in range(2):
+        out = window_output_size(
+            fail, dims[i], kdims[i], strides[i], dilations[i], padding, explicit[i]
+        )
+        outs.append(out)
+        if padding == "SAME" and None not in (dims[i], kdims[i], out):
+            pads.append(same_pads(dims[i], kdims[i], strides[i], dilations[i], out))  # type: ignore[arg-type]
+        else:
+            pads.append(explicit[i])
+    return outs, pads
+
+
+def to_nhwc(x: Any, data_format: str) -> Any:
+    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+
+
+def from_nhwc(xp: Any, y: Any, data_format: str) -> Any:
+    return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+
+
+def filter_taps(
+    xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Iterator[tuple[int, int, Any]]:
+    """Each filter tap (i, j) with its [n, oh, ow, c] strided view of the padded image."""
+    for i in range(k[0]):
+        for j in range(k[1]):
+            yield (
+                i,
+                j,
+                xpad[
+                    :,
+                    i * d[0] : i * d[0] + (out[0] - 1) * s[0] + 1 : s[0],
+                    j * d[1] : j * d[1] + (out[1] - 1) * s[1] + 1 : s[1],
+                    :,
+                ],
+            )
+
+
+def pad_image(
+    xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
+) -> Any:
+    """NHWC ``x`` padded in H and W with ``value``, as ``dtype`` (default x's), by one
+    assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
+    dtype = x.dtype if dtype is None else dtype
+    if not any(p for pair in pads for p in pair):
+        return x.astype(dtype, copy=False)
+    (top, bottom), (left, right), (n, h, w, c) = *pads, x.shape
+    shape = (n, h + top + bottom, w + left + right, c)
+    out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
+    out[:, top : top + h, left : left + w] = x
+    return out
+
+
+def accumulator_dtype(dtype: Any) -> Any:
+    return np.float32 if dtype == np.float16 else dtype
+
+
+# -- the tf.nn builders' argument forms --------------------------------------------------
+
+
+def spatial_list(value: Any, data_format: str, default: int = 1) -> list[int]:
+    """TensorFlow 2 takes an int, or 1, 2 or 4 values, for strides, dilations and ksize."""
+    if value is None:
+        return [default] * 4
+    vals = [int(value)] if np.ndim(value) == 0 else [int(v) for v in value]
+    if len(vals) == 1:
+        vals = vals * 2
+    if len(vals) == 2:
+        return [1, 1, *vals] if data_format == "NCHW" else [1, *vals, 1]
+    return vals
+
+
+def padding_attrs(padding: Any) -> dict[str, Any]:
+    """``"SAME"``/``"VALID"``, or explicit (before, after) pairs for the 4 dims."""
+    if isinstance(padding, str | bytes):
+        return {"padding": padding.decode() if isinstance(padding, bytes) else padding}
+    flat = [int(p) for pair in padding for p in pair]
+    return {"padding": "EXPLICIT", "explicit_paddings": flat}
