@@ -7,6 +7,7 @@
     minigraph show GRAPH [-o graph.svg|graph.png|graph.dot]
     minigraph trace GRAPH --feed x=x.npy [--fetch y:0] [-o trace.json [--force]] [--runs 3]
     minigraph run|trace ... --dask [ADDRESS]   (on Dask: a LocalCluster, or that scheduler)
+    minigraph inputs|run|show|trace ... --allow-unsupported   (keep ops minigraph lacks)
     minigraph --version
 
 GRAPH is a minigraph graph file (``.json``, Graph.to_json()) or a TensorFlow GraphDef
@@ -15,7 +16,10 @@ GRAPH is a minigraph graph file (``.json``, Graph.to_json()) or a TensorFlow Gra
 Without ``--fetch``, run and trace fetch the graph's likely outputs (the nodes no other
 node reads, as ``inputs`` lists them) and say so. Every error, in the arguments, the
 files, the feeds or a run, is one ``minigraph: error: ...`` line on stderr: exit 2 for
-bad arguments, 1 for the rest.
+bad arguments, 1 for the rest. With ``--allow-unsupported`` a GraphDef or SavedModel whose
+op types minigraph partly lacks is imported anyway (``import_graph_def(...,
+allow_unsupported=True)``): a run fails only when its fetches need such an op; ``check``
+says which fetches do.
 """
 
 from __future__ import annotations
@@ -188,7 +192,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_inputs(args: argparse.Namespace) -> int:
-    graph = load_graph(args.graph)
+    graph = load_graph(args.graph, args.allow_unsupported)
 
     def table(tensors: Sequence[Any], with_op: bool) -> None:
         width = max(len(t.name) for t in tensors)
@@ -254,7 +258,51 @@ def _cmd_check(args: argparse.Namespace) -> int:
         kind, hint = reasons[op]
         nodes = f"{count} node{'s' if count != 1 else ''}"
         print(f"  {op:<{w_bad}}  {nodes:>9}  {kind}: {hint}")
+    _print_fetches(args.graph)
     return 1
+
+
+def _print_fetches(name: str) -> None:
+    """For check: which of the graph's fetches (its likely outputs, or a SavedModel
+    signature's outputs) a run with --allow-unsupported computes, and which need an op
+    minigraph lacks, naming the op and a node of it."""
+    from .opaque import unsupported_needed
+
+    try:
+        graph = load_graph(name, allow_unsupported=True)
+    except (CommandError, errors.OpError) as e:
+        print(f"fetches: cannot tell (the graph does not load even with --allow-unsupported: {e})")
+        return
+    sig = signature_of(graph)
+    if sig is not None:
+        fetches = [(f"{k} ({v.tensor.name})", v.tensor) for k, v in sig.outputs.items()]
+        what = f"signature {sig.name}'s outputs"
+    else:
+        fetches = [(t.name, t) for t in likely_outputs(graph)]
+        what = "the nodes no other node reads"
+    if not fetches:
+        print(f"fetches: none ({what}) to tell of")
+        return
+    print(f"fetches ({what}) with --allow-unsupported:")
+    width = max(len(label) for label, _ in fetches)
+    for (label, _), needed in zip(fetches, unsupported_needed([t for _, t in fetches])):
+        by_op: dict[str, list[str]] = {}
+        for node, fn in needed:
+            by_op.setdefault(node.type_string, []).append(
+                f"'{node.name}'" + (f" in function {fn}" if fn else "")
+            )
+        status = (
+            "runnable"
+            if not needed
+            else "needs "
+            + ", ".join(
+                f"{op} (node {nodes[0]})"
+                if len(nodes) == 1
+                else f"{op} ({len(nodes)} nodes, e.g. {nodes[0]})"
+                for op, nodes in by_op.items()
+            )
+        )
+        print(f"  {label:<{width}}  {status}")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -263,7 +311,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         _check_writable(out, "--out")
-    graph = load_graph(args.graph)
+    graph = load_graph(args.graph, args.allow_unsupported)
     feeds = _parse_feeds(graph, args.feed)
     names = _fetches(graph, args.fetch)
     with _executor(args) as executor:
@@ -284,7 +332,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    dot = load_graph(args.graph).to_dot()
+    dot = load_graph(args.graph, args.allow_unsupported).to_dot()
     if not args.output:
         sys.stdout.write(dot)
         return 0
@@ -344,7 +392,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         raise CommandError(f"--runs must be at least 1, got {args.runs}")
     out = Path(args.output)
     _check_writable(out, "-o", force=args.force)
-    graph = load_graph(args.graph)
+    graph = load_graph(args.graph, args.allow_unsupported)
     feeds = _parse_feeds(graph, args.feed)
     names = _fetches(graph, args.fetch)
     runs = []
@@ -384,6 +432,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"minigraph: error: {message} (see `{self.prog} --help`)\n")
 
 
+def allow_unsupported_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-unsupported",
+        action="store_true",
+        help="import a GraphDef or SavedModel that holds op types minigraph lacks (see "
+        "`minigraph check`): a run fails only if its fetches need one",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
@@ -414,6 +471,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples:\n  minigraph inputs frozen_model.pb\n  minigraph inputs g.json",
     )
     p.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
+    allow_unsupported_arg(p)
     p.set_defaults(fn=_cmd_inputs)
 
     p = sub.add_parser(
@@ -422,7 +480,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=raw,
         description="Print one row per op type of a graph file (op, node count, "
         "supported, one node and the reason for each unsupported op), then each unsupported "
-        "op type with its node count and what to do about it; exit 1 if any is unsupported.",
+        "op type with its node count and what to do about it, and which of the graph's "
+        "outputs (a SavedModel's signature outputs) a run with --allow-unsupported computes "
+        "and which need an unsupported op; exit 1 if any op is unsupported.",
         epilog="examples:\n  minigraph check frozen_model.pb\n  minigraph check g.pbtxt",
     )
     p.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
@@ -430,6 +490,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def graph_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
+        allow_unsupported_arg(p)
         p.add_argument(
             "--feed",
             action="append",
@@ -485,6 +546,7 @@ def _parser() -> argparse.ArgumentParser:
         "  minigraph show g.json -o g.svg",
     )
     p.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
+    allow_unsupported_arg(p)
     p.add_argument("-o", "--output", metavar="FILE", help="graph.dot, graph.svg or graph.png")
     p.set_defaults(fn=_cmd_show)
 

@@ -16,6 +16,7 @@ from typing import Any
 from . import errors
 from .functions import ARG_OP, FuncGraph, Function
 from .graph import Graph, Node, Operation, Output
+from .opaque import MAX_OUTPUTS, OutputFacts, dtype_or_none, is_opaque, output_ref, write_attrs
 from .registry import OPS
 from .shapes import unknown_shape
 from .tf_proto import Fail, _dtype_to_enum, _enum_to_dtype, _shape_from_proto, _shape_to_proto
@@ -24,22 +25,37 @@ __all__ = ["Library", "export_functions", "CALL_OP"]
 
 CALL_OP = "PartitionedCall"  # what a node whose op is a library function's name becomes
 
-# (protos, body graph, its GraphDef, input_map, the library) -> None
-ImportNodes = Callable[[Any, Graph, Any, dict[str, Any], "Library"], None]
+# (protos, body graph, its GraphDef, input_map, the library, what is known of its kept
+# nodes' outputs) -> None
+ImportNodes = Callable[[Any, Graph, Any, dict[str, Any], "Library", OutputFacts], None]
 
 
 class Library:
-    """A GraphDef's function library, converted on demand into ``graph.library``."""
+    """A GraphDef's function library, converted on demand into ``graph.library``.
+    ``allow_unsupported``: the bodies keep nodes of op types minigraph lacks, as the
+    graph does (minigraph.opaque)."""
 
-    def __init__(self, p: Any, library: Any, graph: Graph, import_nodes: ImportNodes) -> None:
+    def __init__(
+        self,
+        p: Any,
+        library: Any,
+        graph: Graph,
+        import_nodes: ImportNodes,
+        allow_unsupported: bool = False,
+    ) -> None:
         self.p = p
         self.defs = {f.signature.name: f for f in library.function}
         self.graph = graph
         self.import_nodes = import_nodes
+        self.allow_unsupported = allow_unsupported
         self._converting: list[str] = []
 
     def __contains__(self, name: str) -> bool:
         return name in self.defs or name in self.graph.library
+
+    def keeps(self, op: str) -> bool:
+        """Whether a node of ``op`` is kept as a node of an unsupported op."""
+        return self.allow_unsupported and op not in OPS and op not in self
 
     def ops(self) -> set[str]:
         """Every op type the library's bodies use."""
@@ -83,21 +99,27 @@ class Library:
                 else unknown_shape()
             )
             input_map[f"{arg.name}:0"] = body.add_arg(dtype, shape, arg.name)
+        layouts = self._layouts(fdef, fail)
         gd = p.graph_pb2.GraphDef()
         for nd in fdef.node_def:
             copy = gd.node.add()
             copy.CopyFrom(nd)
             del copy.input[:]
-            copy.input.extend(self._ref(r, fdef, input_map, fail) for r in nd.input)
-        with body.as_default():
-            self.import_nodes(p, body, gd, input_map, self)
-        outputs = []
+            copy.input.extend(self._ref(r, fdef, input_map, fail, layouts) for r in nd.input)
+        rets = {}
         for arg in sig.output_arg:
             if arg.name not in fdef.ret:
                 fail(f"output {arg.name!r} has no entry in ret")
-            outputs.append(
-                self._tensor(body, self._ref(fdef.ret[arg.name], fdef, input_map, fail), input_map)
-            )
+            rets[arg.name] = self._ref(fdef.ret[arg.name], fdef, input_map, fail, layouts)
+        typed = {rets[a.name]: dtype_or_none(p, a.type) for a in sig.output_arg}
+        facts = OutputFacts(
+            typed={k: v for k, v in typed.items() if v is not None},
+            args=layouts,
+            used=rets.values(),
+        )
+        with body.as_default():
+            self.import_nodes(p, body, gd, input_map, self, facts)
+        outputs = [self._tensor(body, rets[arg.name], input_map) for arg in sig.output_arg]
         control = [body.node(fdef.control_ret[c]) for c in sig.control_output]
         return Function(
             sig.name,
@@ -113,7 +135,25 @@ class Library:
             return input_map[ref]
         return body.get_tensor_by_name(ref if ":" in ref else f"{ref}:0")
 
-    def _ref(self, ref: str, fdef: Any, input_map: dict[str, Any], fail: Fail) -> str:
+    def _layouts(self, fdef: Any, fail: Fail) -> dict[str, list[str]]:
+        """The output arg naming each flat output of each kept node of the body, as its
+        refs (``node:arg:i``) use them: args in the order first read, each as long as its
+        highest index read. A node minigraph cannot run never runs, so this order (which
+        may not be TensorFlow's) only has to name each output again on export."""
+        kept = {nd.name for nd in fdef.node_def if self.keeps(nd.op)}
+        sizes: dict[str, dict[str, int]] = {}
+        for ref in [*(r for nd in fdef.node_def for r in nd.input), *fdef.ret.values()]:
+            parts = ref.split(":")
+            if len(parts) == 3 and parts[0] in kept and parts[2].isdigit():
+                if int(parts[2]) >= MAX_OUTPUTS:
+                    fail(f"tensor {ref!r} is past the outputs a node minigraph lacks may have")
+                args = sizes.setdefault(parts[0], {})
+                args[parts[1]] = max(args.get(parts[1], 0), int(parts[2]) + 1)
+        return {
+            node: [a for a, n in args.items() for _ in range(n)] for node, args in sizes.items()
+        }
+
+    def _ref(self, ref: str, fdef: Any, input_map: dict[str, Any], fail: Fail, layouts: Any) -> str:
         """A FunctionDef tensor name as a GraphDef one: ``n:arg:i`` -> ``n:flat``."""
         if ref.startswith("^"):
             return ref
@@ -128,9 +168,9 @@ class Library:
         nd = next((n for n in fdef.node_def if n.name == node), None)
         if nd is None:
             fail(f"input {ref!r} names no node of function {fdef.signature.name}")
-        return f"{node}:{self._offset(nd, arg, fail) + index}"
+        return f"{node}:{self._offset(nd, arg, fail, layouts) + index}"
 
-    def _offset(self, nd: Any, arg: str, fail: Fail) -> int:
+    def _offset(self, nd: Any, arg: str, fail: Fail, layouts: Any) -> int:
         """Where output arg ``arg`` of NodeDef ``nd`` starts among its flat outputs."""
         if nd.op in self.defs or nd.op in self.graph.library:
             names = (
@@ -141,6 +181,8 @@ class Library:
             if arg not in names:
                 fail(f"function {nd.op} has no output {arg!r}")
             return names.index(arg)
+        if nd.name in layouts:  # a node of an op minigraph lacks, kept
+            return layouts[nd.name].index(arg)
         op_def = OPS.get(nd.op)
         if op_def is None:
             return fail(f"op {nd.op!r} of node {nd.name!r} is not registered")
@@ -203,6 +245,8 @@ def _function_def(p: Any, fn: Function, attr_to_proto: Callable[..., Any]) -> An
     def ref(x: Output) -> str:
         if x in arg_names:
             return arg_names[x]
+        if is_opaque(x.node.op_def):
+            return output_ref(x.node, x.index)
         start = 0
         for out in x.node.op_def.outputs:
             n = out.count(x.node.attrs) if out.is_list else 1
@@ -221,6 +265,9 @@ def _function_def(p: Any, fn: Function, attr_to_proto: Callable[..., Any]) -> An
         nd = fdef.node_def.add(name=node.name, op=node.type_string, device=node.requested_device)
         nd.input.extend(ref(x) for x in node.inputs)
         nd.input.extend(f"^{c.name}" for c in node.control_inputs)
+        if is_opaque(node.op_def):
+            write_attrs(p, node, nd)
+            continue
         for a in node.op_def.attrs:
             nd.attr[a.name].CopyFrom(attr_to_proto(p, a, node.attrs[a.name]))
     for x, name in zip(fn.outputs, fn.output_names):

@@ -10,8 +10,9 @@ from TensorFlow, and are imported only when these functions are called. Import r
 every node through its op's declaration (as :mod:`minigraph.graph_io` does), so each node is
 shape-inferred and checked as if a builder had made it. Before anything is added, the whole
 GraphDef is checked: every op type must be registered (all missing ones are listed in one
-UnimplementedError), every input must exist, and the nodes must form no cycle; they may come
-in any order. A failed import leaves the graph as it was.
+UnimplementedError; ``allow_unsupported=True`` keeps their nodes instead, see
+:mod:`minigraph.opaque`), every input must exist, and the nodes must form no cycle; they may
+come in any order. A failed import leaves the graph as it was.
 
 Attrs are read by TensorFlow's names and AttrValue types. Attrs whose names start with "_"
 (``_output_shapes``, ``_class``...) are ignored; an attr that minigraph's declaration lacks
@@ -34,6 +35,9 @@ from .function_def import CALL_OP, Library, export_functions
 from .functionalize import LOOP_OPS, functionalize_loops
 from .graph import Graph, Operation, Output, provide
 from .op_def import group_listed_inputs
+from .opaque import INPUT_TYPES, OutputFacts, function_names, is_opaque, opaque_op, output_specs
+from .opaque import node_attrs as opaque_attrs
+from .opaque import write_attrs as write_opaque_attrs
 from .registry import OPS
 from .tf_proto import Fail, attr_from_proto, attr_to_proto, attr_value_kind, generic_attr, protos
 
@@ -210,13 +214,23 @@ def library_functions(graph_def: Any) -> list[str]:
     return [f.signature.name for f in parse_graph_def(graph_def).library.function]
 
 
-def _check_supported(gd: Any) -> None:
+def _check_supported(gd: Any, allow_unsupported: bool) -> None:
     missing = [r for r in op_support(gd) if not r[2]]
+    if allow_unsupported:  # kept as unsupported nodes, but minigraph's own internal ops
+        missing = [r for r in missing if r[0] in OPS]
     if not missing:
         return
     parts = [f"{op} (e.g. node '{node}'; {unsupported_reason(op)})" for op, _, _, node in missing]
+    keep = (
+        ""
+        if allow_unsupported
+        else "; allow_unsupported=True (the command's --allow-unsupported) imports the graph "
+        "anyway, and only runs that need these ops fail"
+    )
     raise errors.UnimplementedError(
-        f"GraphDef uses {len(missing)} op type(s) that minigraph cannot run: " + ", ".join(parts),
+        f"GraphDef uses {len(missing)} op type(s) that minigraph cannot run: "
+        + ", ".join(parts)
+        + keep,
         missing[0][3],
         missing[0][0],
     )
@@ -297,6 +311,7 @@ def import_graph_def(
     name: str | None = None,
     op_dict: Any = None,
     producer_op_list: Any = None,
+    allow_unsupported: bool = False,
 ) -> list[Any] | None:
     """Import a TensorFlow GraphDef into the default graph, as ``tf.graph_util.import_graph_def``.
 
@@ -311,12 +326,18 @@ def import_graph_def(
         name: prefix of the imported names (default ``"import"``, made unique); ``""``
             imports with TensorFlow's names as they are.
         op_dict, producer_op_list: accepted for TensorFlow's signature; unused.
+        allow_unsupported: keep the nodes of op types minigraph lacks (in the graph and in
+            the library's functions): they export back unchanged, shape inference takes
+            their outputs' dtypes and shapes from what the GraphDef says (else unknown), and
+            only a run that needs one fails, with UnimplementedError naming it
+            (:mod:`minigraph.opaque`).
 
     Returns:
         The list of ``return_elements``, or None when none were asked for.
 
     Raises:
-        UnimplementedError: listing every op type minigraph lacks, before anything is added.
+        UnimplementedError: listing every op type minigraph lacks, before anything is added
+            (unless ``allow_unsupported``).
         InvalidArgumentError: a malformed GraphDef, naming the node; the graph is unchanged.
     """
     from .scope import current_scope
@@ -348,7 +369,7 @@ def import_graph_def(
                 )
             mapping[f"{src}:{index}"] = out
 
-    _check_supported(gd)
+    _check_supported(gd, allow_unsupported)
     gd = functionalize_loops(gd)  # TF1 while loops -> While nodes (minigraph.functionalize)
     order = _topological(gd, set(mapping))
     names = {n.name for n in gd.node}
@@ -376,9 +397,16 @@ def import_graph_def(
         else:
             prefix = scope.prefix
         full = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
-        library = Library(p, gd.library, graph, _import_body)
+        library = Library(p, gd.library, graph, _import_body, allow_unsupported)
+        kept = output_specs(
+            p,
+            gd,
+            {n.name for n in gd.node if library.keeps(n.op)},
+            library.defs,
+            OutputFacts(used=return_elements or ()),
+        )
         for node in order:
-            _import_node(p, graph, node, full, mapping, scope, library)
+            _import_node(p, graph, node, full, mapping, scope, library, kept)
 
     if return_elements is None:
         return None
@@ -392,13 +420,23 @@ def import_graph_def(
     return results
 
 
-def _import_body(p: Any, body: Graph, gd: Any, input_map: dict[str, Any], library: Library) -> None:
+def _import_body(
+    p: Any,
+    body: Graph,
+    gd: Any,
+    input_map: dict[str, Any],
+    library: Library,
+    facts: OutputFacts,
+) -> None:
     """Import a function body's nodes (a GraphDef with GraphDef names) into ``body``, the
     default graph, its arguments given by ``input_map``."""
     from .scope import current_scope
 
+    kept = output_specs(
+        p, gd, {n.name for n in gd.node if library.keeps(n.op)}, library.defs, facts
+    )
     for node in _topological(gd, set(input_map)):
-        _import_node(p, body, node, lambda n: n, input_map, current_scope(), library)
+        _import_node(p, body, node, lambda n: n, input_map, current_scope(), library, kept)
 
 
 def _import_node(
@@ -409,6 +447,7 @@ def _import_node(
     mapping: dict[str, Any],
     scope: Any,
     library: Library,
+    kept: dict[str, Any],
 ) -> None:
     from .scope import Scope
     from .wrappers import check_attrs, convert_inputs, node_errors
@@ -417,35 +456,12 @@ def _import_node(
     fail = Fail(name, nd.op)
     if name in graph:
         fail(f"a node named '{name}' is already in the graph", errors.InvalidArgumentError)
-    attrs: dict[str, Any] = {}
-    if nd.op not in OPS and nd.op in library:  # a call of a library function by name
-        fn = library.function(nd.op, fail)
-        op_def, attrs = OPS[CALL_OP], {"f": fn, "Tout": fn.output_dtypes}
-        nd_attrs: Any = {}
+    if nd.name in kept:  # an op minigraph lacks, imported with allow_unsupported=True
+        op_def = opaque_op(nd.op, name)
+        functions = [library.function(f, fail) for f in function_names(nd)]
+        attrs = opaque_attrs(p, nd, kept[nd.name], functions)
     else:
-        op_def, nd_attrs = OPS[nd.op], nd.attr
-    known = {a.name: a for a in op_def.attrs}
-    for key in sorted(nd_attrs):
-        value = nd_attrs[key]
-        if key.startswith("_") or key in _DROPPED_ATTRS:
-            continue
-        if key in known:
-            attrs[key] = attr_from_proto(p, known[key], value, fail)
-            if known[key].kind == "func":
-                attrs[key] = library.function(attrs[key], fail)
-            elif known[key].kind == "list(func)":
-                attrs[key] = tuple(library.function(f, fail) for f in attrs[key])
-            continue
-        if attr_value_kind(value) == "func":
-            fail(f"attr '{key}' is a function (AttrValue.func) that {nd.op} does not take")
-        default = TF_ONLY_ATTR_DEFAULTS.get(key, _MISSING)
-        got = generic_attr(p, value)
-        if default is _MISSING or got != default:
-            fail(
-                f"{nd.op} has no attr named '{key}' in minigraph (only TensorFlow's default "
-                f"{'is' if default is _MISSING else repr(default) + ' is'} accepted), "
-                f"got {got!r}"
-            )
+        op_def, attrs = _node_attrs(p, nd, library, fail)
     try:
         parse_device(nd.device)
     except errors.OpError as e:
@@ -477,8 +493,13 @@ def _import_node(
             out = Output(Operation(src_node), index)
         data.append(out)
 
+    if nd.name in kept:
+        graph.unique_name(name)  # reserve it, as a builder would
+        attrs[INPUT_TYPES] = tuple(x.dtype for x in data)
+        with node_errors(name, nd.op):
+            graph.create_node(op_def, name, [data], attrs, device=device, control_inputs=control)
+        return
     grouped = group_listed_inputs(op_def, attrs, data, fail, "NodeDef")
-
     graph.unique_name(name)  # reserve it, as a builder would
     inferred_keys = op_def.inferred_attrs()
     inferred = {k: v for k, v in attrs.items() if k not in inferred_keys}
@@ -491,6 +512,44 @@ def _import_node(
         fail(f"Const dtype {final['dtype'].name} does not match its value's {final['value'].dtype}")
     with node_errors(name, nd.op):  # a MemoryError or a shape function's bug: an mg error
         graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+
+
+def _node_attrs(p: Any, nd: Any, library: Library, fail: Fail) -> tuple[Any, dict[str, Any]]:
+    """The OpDef of a NodeDef of a registered op (or a call of a library function by name)
+    and its attrs, read by the OpDef's declarations."""
+    attrs: dict[str, Any] = {}
+    if nd.op not in OPS and nd.op in library:  # a call of a library function by name
+        fn = library.function(nd.op, fail)
+        op_def, attrs = (
+            OPS[CALL_OP],
+            {"f": fn, "Tin": tuple(fn.input_dtypes), "Tout": fn.output_dtypes},
+        )
+        nd_attrs: Any = {}
+    else:
+        op_def, nd_attrs = OPS[nd.op], nd.attr
+    known = {a.name: a for a in op_def.attrs}
+    for key in sorted(nd_attrs):
+        value = nd_attrs[key]
+        if key.startswith("_") or key in _DROPPED_ATTRS:
+            continue
+        if key in known:
+            attrs[key] = attr_from_proto(p, known[key], value, fail)
+            if known[key].kind == "func":
+                attrs[key] = library.function(attrs[key], fail)
+            elif known[key].kind == "list(func)":
+                attrs[key] = tuple(library.function(f, fail) for f in attrs[key])
+            continue
+        if attr_value_kind(value) == "func":
+            fail(f"attr '{key}' is a function (AttrValue.func) that {nd.op} does not take")
+        default = TF_ONLY_ATTR_DEFAULTS.get(key, _MISSING)
+        got = generic_attr(p, value)
+        if default is _MISSING or got != default:
+            fail(
+                f"{nd.op} has no attr named '{key}' in minigraph (only TensorFlow's default "
+                f"{'is' if default is _MISSING else repr(default) + ' is'} accepted), "
+                f"got {got!r}"
+            )
+    return op_def, attrs
 
 
 _MISSING = object()
@@ -508,7 +567,12 @@ def as_graph_def(graph: Graph) -> Any:
     gd = p.graph_pb2.GraphDef()
     gd.versions.producer = GRAPH_DEF_VERSION
     for node in graph.nodes():
-        if node.type_string.startswith("_") and node.type_string not in TENSORFLOW_INTERNAL_OPS:
+        opaque = is_opaque(node.op_def)  # kept as imported: TensorFlow's own op
+        if (
+            not opaque
+            and node.type_string.startswith("_")
+            and node.type_string not in TENSORFLOW_INTERNAL_OPS
+        ):
             raise errors.UnimplementedError(
                 f"op {node.type_string} exists only in minigraph; TensorFlow cannot run it",
                 node.name,
@@ -518,6 +582,9 @@ def as_graph_def(graph: Graph) -> Any:
         for x in node.inputs:
             nd.input.append(x.node.name if x.index == 0 else x.name)
         nd.input.extend(f"^{c.name}" for c in node.control_inputs)
+        if opaque:
+            write_opaque_attrs(p, node, nd)
+            continue
         for a in node.op_def.attrs:
             nd.attr[a.name].CopyFrom(attr_to_proto(p, a, node.attrs[a.name]))
     export_functions(p, graph.nodes(), gd.library, attr_to_proto)

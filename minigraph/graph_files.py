@@ -148,8 +148,9 @@ def _empty(path: Path) -> CommandError:
     )
 
 
-def load_graph(name: str) -> Any:
-    """The mg.Graph of a graph file (a GraphDef imported with TensorFlow's node names)."""
+def load_graph(name: str, allow_unsupported: bool = False) -> Any:
+    """The mg.Graph of a graph file (a GraphDef imported with TensorFlow's node names);
+    ``allow_unsupported`` keeps the nodes of op types minigraph lacks (minigraph.opaque)."""
     from .graph import Graph
 
     path = Path(name)
@@ -158,7 +159,8 @@ def load_graph(name: str) -> Any:
     if export_dir is not None:
         from .saved_model import load
 
-        loaded = load(export_dir, tags=None if _one_meta_graph(export_dir) else ("serve",))
+        tags = None if _one_meta_graph(export_dir) else ("serve",)
+        loaded = load(export_dir, tags=tags, allow_unsupported=allow_unsupported)
         if not loaded.signatures:
             raise CommandError(f"{export_dir}: the SavedModel has no signature to run")
         _SIGNATURES[loaded.graph] = loaded.signatures.get("serving_default") or next(
@@ -170,7 +172,7 @@ def load_graph(name: str) -> Any:
 
         graph = Graph()
         with graph.as_default():
-            import_graph_def(str(path), name="")
+            import_graph_def(str(path), name="", allow_unsupported=allow_unsupported)
     else:
         from .graph_io import graph_from_dict
 

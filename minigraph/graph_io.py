@@ -11,6 +11,12 @@ so every value round-trips bit for bit. Loading never unpickles or evaluates any
 node is rebuilt through the same checks as a builder call (op registered, inputs defined
 earlier, dtypes and attrs valid for the op, shapes inferred), and anything malformed is an
 InvalidArgumentError (NotFoundError for an unknown op) saying which node and why.
+
+A node of an op type minigraph lacks, kept by ``import_graph_def(allow_unsupported=True)``
+(minigraph.opaque), is written with ``"unsupported"`` in place of ``"attrs"``: its outputs'
+dtypes (``"unknown"`` where the GraphDef did not say) and shapes, the output arg names of
+a function body's node, and TensorFlow's attrs as the base64 of a NodeDef holding them; it
+is read back as such a node, which a run that needs it refuses.
 """
 
 from __future__ import annotations
@@ -29,7 +35,19 @@ from .devices import parse_device
 from .errors import short_repr
 from .graph import Graph, Node, Output, provide
 from .op_def import AttrDef, OpDef, group_listed_inputs
-from .registry import lookup_op
+from .opaque import (
+    FUNCTIONS,
+    INPUT_TYPES,
+    MAX_OUTPUTS,
+    NODE_ATTRS,
+    OUTPUT_ARGS,
+    OUTPUT_SHAPES,
+    OUTPUT_TYPES,
+    UNKNOWN,
+    is_opaque,
+    opaque_op,
+)
+from .registry import OPS, lookup_op
 from .scope import Scope
 from .shapes import TensorShape
 
@@ -78,25 +96,39 @@ def _attr_to_json(a: AttrDef, value: Any) -> dict[str, Any]:
 def graph_to_dict(graph: Graph) -> dict[str, Any]:
     nodes = []
     for node in graph.nodes():
-        if node.op_def.calls_functions:
+        opaque = is_opaque(node.op_def)
+        if node.op_def.calls_functions and not (opaque and not node.attrs[FUNCTIONS]):
             raise errors.UnimplementedError(
                 "the JSON graph format holds no function bodies: write a graph with control "
                 "flow or function calls as a GraphDef (mg.write_graph)",
                 node.name,
                 node.type_string,
             )
-        attrs = {a.name: _attr_to_json(a, node.attrs[a.name]) for a in node.op_def.attrs}
         inputs = [x.name for x in node.inputs] + [f"^{c.name}" for c in node.control_inputs]
-        nodes.append(
-            {
-                "name": node.name,
-                "op": node.type_string,
-                "inputs": inputs,
-                "device": node.requested_device,
-                "attrs": attrs,
+        item: dict[str, Any] = {
+            "name": node.name,
+            "op": node.type_string,
+            "inputs": inputs,
+            "device": node.requested_device,
+        }
+        if opaque:
+            item["unsupported"] = _opaque_to_json(node)
+        else:
+            item["attrs"] = {
+                a.name: _attr_to_json(a, node.attrs[a.name]) for a in node.op_def.attrs
             }
-        )
+        nodes.append(item)
     return {"format": FORMAT, "version": VERSION, "nodes": nodes}
+
+
+def _opaque_to_json(node: Node) -> dict[str, Any]:
+    a = node.attrs
+    return {
+        "output_types": [t.name for t in a[OUTPUT_TYPES]],
+        "output_shapes": [None if s.dims is None else list(s.dims) for s in a[OUTPUT_SHAPES]],
+        "output_args": list(a[OUTPUT_ARGS]),
+        "node_attrs": a[NODE_ATTRS],
+    }
 
 
 def to_json(graph: Graph, indent: int | None = 1) -> str:
@@ -207,22 +239,36 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
         fail(f"invalid node name {_short(name)}")
     fail = _Fail(f"node {index} ('{name}')", name)
     op_type = _expect(fail, obj.get("op"), str, "op")
-    try:
-        op_def: OpDef = lookup_op(op_type)
-    except errors.NotFoundError as e:
-        fail(e.message, errors.NotFoundError)
+    opaque = "unsupported" in obj
+    if opaque:
+        if op_type in OPS:
+            fail(f'op {op_type} is supported: its node has "attrs", not "unsupported"')
+        if "attrs" in obj:
+            fail('a node of an unsupported op has "unsupported" and no "attrs"')
+        try:
+            op_def: OpDef = opaque_op(op_type, name)
+        except errors.OpError as e:
+            fail(e.message)
+    else:
+        try:
+            op_def = lookup_op(op_type)
+        except errors.NotFoundError as e:
+            fail(e.message, errors.NotFoundError)
     fail.op = op_type
     device = _expect(fail, obj.get("device", ""), str, "device")
     try:
         parse_device(device)
     except errors.OpError as e:
         fail(e.message)
-    attrs_obj = _expect(fail, obj.get("attrs", {}), dict, "attrs")
-    known = {a.name: a for a in op_def.attrs}
-    for key in attrs_obj:
-        if key not in known:
-            fail(f"{op_type} has no attr named '{key}'")
-    attrs = {k: _attr_from_json(fail, known[k], v) for k, v in attrs_obj.items()}
+    if opaque:
+        attrs = _opaque_from_json(fail, obj["unsupported"])
+    else:
+        attrs_obj = _expect(fail, obj.get("attrs", {}), dict, "attrs")
+        known = {a.name: a for a in op_def.attrs}
+        for key in attrs_obj:
+            if key not in known:
+                fail(f"{op_type} has no attr named '{key}'")
+        attrs = {k: _attr_from_json(fail, known[k], v) for k, v in attrs_obj.items()}
 
     data: list[Output] = []
     control: list[Node] = []
@@ -235,6 +281,13 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
                 data.append(graph.get_tensor_by_name(ref))
         except errors.OpError as e:
             fail(f"input {_short(ref)} is not an earlier node's output ({e.message})")
+    if opaque:
+        if graph.unique_name(name) != name:
+            fail(f"duplicate node name '{name}'")
+        attrs[INPUT_TYPES] = tuple(x.dtype for x in data)
+        with node_errors(name, op_type):
+            graph.create_node(op_def, name, [data], attrs, device=device, control_inputs=control)
+        return
     grouped = group_listed_inputs(op_def, attrs, data, fail, "file")
 
     if graph.unique_name(name) != name:
@@ -255,6 +308,48 @@ def _add_node(graph: Graph, index: int, obj: Any) -> None:
         final["value"] = value
     with node_errors(name, op_type):
         graph.create_node(op_def, name, converted, final, device=device, control_inputs=control)
+
+
+def _opaque_from_json(fail: _Fail, obj: Any) -> dict[str, Any]:
+    """A kept unsupported node's attrs from its ``"unsupported"`` object."""
+    _expect(fail, obj, dict, '"unsupported"')
+    keys = ("output_types", "output_shapes", "output_args", "node_attrs")
+    if sorted(obj) != sorted(keys):
+        fail(f'"unsupported" must hold {", ".join(keys)}, got {_short(sorted(obj))}')
+    names = _expect(fail, obj["output_types"], list, "output_types")
+    if not 1 <= len(names) <= MAX_OUTPUTS:
+        fail(f"output_types must list 1 to {MAX_OUTPUTS} dtypes, got {len(names)}")
+    types = []
+    for t in names:
+        _expect(fail, t, str, "an output type")
+        if t == UNKNOWN.name:
+            types.append(UNKNOWN)
+            continue
+        try:
+            types.append(dtypes.as_dtype(t))
+        except TypeError as e:
+            fail(f"output_types: {e}")
+    shapes = _expect(fail, obj["output_shapes"], list, "output_shapes")
+    if len(shapes) != len(types):
+        fail(f"output_shapes has {len(shapes)} shapes for {len(types)} output types")
+    shape_attr = AttrDef("output_shapes", "shape")
+    args = _expect(fail, obj["output_args"], list, "output_args")
+    if args and len(args) != len(types):
+        fail(f"output_args has {len(args)} names for {len(types)} output types")
+    for a in args:
+        _expect(fail, a, str, "an output arg")
+    blob = _expect(fail, obj["node_attrs"], str, "node_attrs")
+    try:
+        base64.b64decode(blob, validate=True)
+    except (binascii.Error, ValueError) as e:
+        fail(f"node_attrs is not base64: {_short(str(e))}")
+    return {
+        OUTPUT_TYPES: tuple(types),
+        OUTPUT_SHAPES: tuple(_attr_from_json(fail, shape_attr, {"shape": s}) for s in shapes),
+        OUTPUT_ARGS: tuple(args),
+        FUNCTIONS: (),  # a graph file holds no function bodies
+        NODE_ATTRS: blob,
+    }
 
 
 def graph_from_dict(obj: Any) -> Graph:

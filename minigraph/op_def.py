@@ -206,6 +206,9 @@ class OpDef:
     # What the plan knows of a step's inputs, as attrs for its kernel (see optimizer.py).
     input_facts: Callable[..., Mapping[str, Any] | None] | None = None
     kernels: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # Why no kernel can ever run it, for a node of an op type minigraph lacks that an import
+    # kept (minigraph.opaque): a plan that needs such a node raises UnimplementedError so.
+    unsupported: str = ""
 
     @property
     def kernel_devices(self) -> frozenset[str]:

@@ -389,9 +389,11 @@ def _all_fed(node: Node, fed: set[Output]) -> bool:
 
 def _place(node: Node, session_device: DeviceSpec, allow_soft_placement: bool) -> str:
     """The device a node runs on: its request, else the session's, else the CPU."""
+    op_def = node.op_def
+    if op_def.unsupported:  # a node of an op minigraph lacks, kept by the import
+        raise errors.UnimplementedError(op_def.unsupported, node.name, node.type_string)
     spec = session_device.merge(parse_device(node.requested_device))
     device = get_device(spec, node.name, node.type_string)
-    op_def = lookup_op(node.type_string)
     if device.device_type not in op_def.kernels:
         if not allow_soft_placement or "CPU" not in op_def.kernels:
             have = ", ".join(sorted(op_def.kernels)) or "none"

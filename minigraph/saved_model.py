@@ -456,13 +456,17 @@ def frozen_graph_def(
 
 
 def load(
-    export_dir: str | os.PathLike, tags: str | Iterable[str] | None = ("serve",)
+    export_dir: str | os.PathLike,
+    tags: str | Iterable[str] | None = ("serve",),
+    allow_unsupported: bool = False,
 ) -> LoadedSavedModel:
     """Load the SavedModel at ``export_dir`` (its MetaGraphDef tagged ``tags``), its
     variables frozen into constants, as ``tf.saved_model.load``.
 
     Returns a :class:`LoadedSavedModel`: ``.graph`` and ``.signatures[name](**inputs)``.
-    ``tags=None`` takes the only MetaGraphDef there is.
+    ``tags=None`` takes the only MetaGraphDef there is. ``allow_unsupported`` keeps the
+    nodes of op types minigraph lacks, as ``import_graph_def``'s: a signature that needs
+    one raises UnimplementedError when called, the others run.
     """
     from .graph_def import import_graph_def
     from .tf_proto import protos
@@ -471,7 +475,7 @@ def load(
     p = protos()
     graph = Graph()
     with graph.as_default():
-        import_graph_def(frozen, name="")
+        import_graph_def(frozen, name="", allow_unsupported=allow_unsupported)
     loaded = LoadedSavedModel(os.fsdecode(os.fspath(export_dir)), found_tags, graph)
     for sig_name, (ins, outs) in wanted.items():
         loaded.signatures[sig_name] = Signature(
