@@ -1,14 +1,17 @@
-"""Window geometry shared by the convolution and pooling ops (conv_ops, conv_backprop_ops).
+"""Window geometry shared by the convolution and pooling ops (conv_ops, conv3d_ops,
+conv_backprop_ops), for any number of spatial dims.
 
 TensorFlow's GetWindowedOutputSize for VALID, SAME and EXPLICIT padding, its attr checks
-(strides, dilations, explicit_paddings), NHWC/NCHW handling, padding an image once and the
-kh * kw filter taps as strided views of it: the forward ops slide windows over the padded
-image, the backprop ops add into those same views. Also the tf.nn argument forms
-(an int or 1, 2 or 4 values; padding names or explicit pairs) every builder takes.
+(strides, dilations, explicit_paddings), channels-first formats (NCHW, NCDHW) as
+channels-last views, padding an image once and the filter taps as strided views of it: the
+forward ops slide windows over the padded image, the backprop ops add into those same
+views. Also the tf.nn argument forms (an int or one value a spatial dim or a full list;
+padding names or explicit pairs) every builder takes.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -88,60 +91,81 @@ def window_geometry(
     fail: Any, attrs: dict, dims: Sequence[int | None], kdims: Sequence[int | None],
     strides: Sequence[int], dilations: Sequence[int],
 ) -> tuple[list[int | None], list[tuple[int, int]]]:  # fmt: skip
-    """Output sizes and (before, after) pads of the two spatial dims."""
+    """Output sizes and (before, after) pads of each spatial dim (EXPLICIT padding: the 2-D
+    ops' ``explicit_paddings``; the 3-D ops have none)."""
     padding = attrs["padding"]
-    explicit = check_explicit(fail, attrs, spatial_axes(attrs["data_format"]))
+    explicit = [(0, 0)] * len(dims)
+    if padding == "EXPLICIT" or "explicit_paddings" in attrs:
+        explicit = check_explicit(fail, attrs, spatial_axes(attrs["data_format"]))
     outs, pads = [], []
-    for i in range(2):
-        out = window_output_size(
-            fail, dims[i], kdims[i], strides[i], dilations[i], padding, explicit[i]
-        )
+    for size, k, s, d, pair in zip(dims, kdims, strides, dilations, explicit):
+        out = window_output_size(fail, size, k, s, d, padding, pair)
         outs.append(out)
-        if padding == "SAME" and None not in (dims[i], kdims[i], out):
-            pads.append(same_pads(dims[i], kdims[i], strides[i], dilations[i], out))  # type: ignore[arg-type]
+        if padding == "SAME" and size is not None and k is not None and out is not None:
+            pads.append(same_pads(size, k, s, d, out))
         else:
-            pads.append(explicit[i])
+            pads.append(pair)
     return outs, pads
 
 
+def channels_first(data_format: str) -> bool:
+    """Whether the format puts channels before the spatial dims (NCHW, NCDHW)."""
+    return data_format.startswith("NC")
+
+
 def to_nhwc(x: Any, data_format: str) -> Any:
-    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+    """``x`` as channels-last ([n, *spatial, c]): a view."""
+    return x.transpose(0, *range(2, x.ndim), 1) if channels_first(data_format) else x
 
 
 def from_nhwc(xp: Any, y: Any, data_format: str) -> Any:
-    return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+    """Channels-last ``y`` in ``data_format`` (copied contiguous where it transposes)."""
+    if not channels_first(data_format):
+        return y
+    return xp.ascontiguousarray(y.transpose(0, y.ndim - 1, *range(1, y.ndim - 1)))
+
+
+def window_slices(
+    offsets: Sequence[int], out: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> tuple[slice, ...]:
+    """The strided slices of the spatial dims that the tap at ``offsets`` reads for an
+    output of sizes ``out`` (empty where a size is 0)."""
+    return tuple(
+        slice(o * dd, o * dd + (n - 1) * ss + 1 if n else o * dd, ss)
+        for o, n, ss, dd in zip(offsets, out, s, d)
+    )
+
+
+def window_taps(
+    xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Iterator[tuple[int, Any]]:
+    """Each filter tap by its flat index in the window (row-major, the filter's own
+    layout), with its [n, *out, c] strided view of the padded image."""
+    for index, offsets in enumerate(itertools.product(*(range(kk) for kk in k))):
+        yield index, xpad[(slice(None), *window_slices(offsets, out, s, d))]
 
 
 def filter_taps(
     xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
 ) -> Iterator[tuple[int, int, Any]]:
-    """Each filter tap (i, j) with its [n, oh, ow, c] strided view of the padded image."""
-    for i in range(k[0]):
-        for j in range(k[1]):
-            yield (
-                i,
-                j,
-                xpad[
-                    :,
-                    i * d[0] : i * d[0] + (out[0] - 1) * s[0] + 1 : s[0],
-                    j * d[1] : j * d[1] + (out[1] - 1) * s[1] + 1 : s[1],
-                    :,
-                ],
-            )
+    """Each tap (i, j) of a 2-D filter with its [n, oh, ow, c] strided view of the padded
+    image (:func:`window_taps` by row and column)."""
+    for index, window in window_taps(xpad, out, k, s, d):
+        yield (*divmod(index, k[1]), window)
 
 
 def pad_image(
     xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
 ) -> Any:
-    """NHWC ``x`` padded in H and W with ``value``, as ``dtype`` (default x's), by one
-    assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
+    """Channels-last ``x`` padded in its spatial dims with ``value``, as ``dtype`` (default
+    x's), by one assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
     dtype = x.dtype if dtype is None else dtype
     if not any(p for pair in pads for p in pair):
         return x.astype(dtype, copy=False)
-    (top, bottom), (left, right), (n, h, w, c) = *pads, x.shape
-    shape = (n, h + top + bottom, w + left + right, c)
+    spatial = x.shape[1:-1]
+    shape = (x.shape[0], *(m + a + b for m, (a, b) in zip(spatial, pads)), x.shape[-1])
     out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
-    out[:, top : top + h, left : left + w] = x
+    out[(slice(None), *(slice(a, a + m) for m, (a, _) in zip(spatial, pads)))] = x
     return out
 
 
@@ -153,14 +177,16 @@ def accumulator_dtype(dtype: Any) -> Any:
 
 
 def spatial_list(value: Any, data_format: str, default: int = 1) -> list[int]:
-    """TensorFlow 2 takes an int, or 1, 2 or 4 values, for strides, dilations and ksize."""
+    """TensorFlow 2 takes an int, one value a spatial dim, or one a dim of ``data_format``
+    (4 for NHWC, 5 for NDHWC), for strides, dilations and ksize."""
+    spatial = len(data_format) - 2
     if value is None:
-        return [default] * 4
+        return [default] * (spatial + 2)
     vals = [int(value)] if np.ndim(value) == 0 else [int(v) for v in value]
     if len(vals) == 1:
-        vals = vals * 2
-    if len(vals) == 2:
-        return [1, 1, *vals] if data_format == "NCHW" else [1, *vals, 1]
+        vals = vals * spatial
+    if len(vals) == spatial:
+        return [1, 1, *vals] if channels_first(data_format) else [1, *vals, 1]
     return vals
 
 

@@ -1,20 +1,24 @@
-"""Grouped Conv2D: the filter's in-depth divides the input's depth.
+"""Grouped convolutions: the filter's in-depth divides the input's depth.
 
-TensorFlow's Conv2D takes a filter ``[kh, kw, in_depth / groups, out_depth]``: input
+TensorFlow's Conv2D and Conv3D take a filter ``[*k, in_depth / groups, out_depth]``: input
 channels ``[g * ci, (g + 1) * ci)`` feed output channels ``[g * co, (g + 1) * co)`` only.
 Keras writes ``Conv2D(groups=C)`` this way, and ConvNeXt its depthwise convolutions. The
-Conv2D shape function and kernel of conv_ops call the checks here (TensorFlow's messages),
-and its kernel the convolution: one input channel a group is a depthwise convolution (its
-fast path); otherwise one batched matrix product a filter tap, over every group at once.
+Conv2D and Conv3D shape functions call the checks here (TensorFlow's messages, the same for
+both), Conv2D's kernel its own, and both kernels the convolution: one input channel a group
+is a depthwise convolution (its fast path); otherwise one batched matrix product a filter
+tap, over every group at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from minigraph.inference import InferenceContext
 from minigraph.kernel import KernelContext
+from minigraph.ops.conv_geometry import window_taps
+from minigraph.ops.conv_kernels import depthwise_conv
 from minigraph.shapes import merge_dim
 
 __all__: list[str] = []
@@ -23,11 +27,11 @@ __all__: list[str] = []
 def conv_shape_depth(
     c: InferenceContext, in_depth: int | None, wdims: Sequence[int | None], depthwise: bool
 ) -> int | None:
-    """The input depth, after Conv2DShapeImpl's channel checks (groups allowed) or, for a
-    depthwise convolution, after merging it with the filter's."""
+    """The input depth, after Conv2DShapeImpl's (and Conv3DShape's) channel checks (groups
+    allowed) or, for a depthwise convolution, after merging it with the filter's."""
     if depthwise:
-        return merge_dim(in_depth, wdims[2])
-    filter_depth, out_depth = wdims[2], wdims[3]
+        return merge_dim(in_depth, wdims[-2])
+    filter_depth, out_depth = wdims[-2], wdims[-1]
     if in_depth is None or filter_depth is None:
         return in_depth
     if filter_depth == 0:
@@ -74,36 +78,27 @@ def grouped_conv(
     s: Sequence[int],
     d: Sequence[int],
     groups: int,
-    depthwise: Callable[..., Any],
 ) -> Any:
-    """Conv2D of the padded NHWC ``xpad`` with ``groups`` groups; the result holds
-    ``n * oh * ow * out_depth`` elements in NHWC order (the caller reshapes it).
-    ``depthwise`` is conv_ops' depthwise convolution, which one input channel a group
-    is: output channel ``g * co + q`` is channel ``g`` with filter ``q``."""
+    """The convolution of the padded channels-last ``xpad`` with ``groups`` groups (``w``
+    [*k, ci, cout]); the result holds ``n * prod(outs) * out_depth`` elements in
+    channels-last order (the caller reshapes it). One input channel a group is a depthwise
+    convolution: output channel ``g * co + q`` is channel ``g`` with filter ``q``."""
     xp = ctx.xp
-    kh, kw, ci, cout = w.shape
+    *k, ci, cout = w.shape
     co = cout // groups
     if ci == 1:
-        return depthwise(ctx, xpad, w.reshape(kh, kw, groups, co), outs, s, d)
-    n = xpad.shape[0]
-    rows = n * outs[0] * outs[1]
+        return depthwise_conv(ctx, xpad, w.reshape(*k, groups, co), outs, s, d)
+    rows = xpad.shape[0] * math.prod(outs)
     ctx.check_size((groups, rows, co), w.dtype)
     # [groups, ci, co] a tap: group g's filter, for a product batched over the groups
-    weights = w.reshape(kh, kw, ci, groups, co).transpose(0, 1, 3, 2, 4)
+    weights = w.reshape(-1, ci, groups, co).transpose(0, 2, 1, 3)
     acc = None
-    for i in range(kh):  # a loop over filter taps, each a product over the whole batch
-        for j in range(kw):
-            window = xpad[
-                :,
-                i * d[0] : i * d[0] + (outs[0] - 1) * s[0] + 1 : s[0],
-                j * d[1] : j * d[1] + (outs[1] - 1) * s[1] + 1 : s[1],
-                :,
-            ]
-            taps = xp.ascontiguousarray(window).reshape(rows, groups, ci).transpose(1, 0, 2)
-            product = xp.matmul(taps, weights[i, j])  # [groups, rows, co]
-            if acc is None:
-                acc = product
-            else:
-                acc += product
-    assert acc is not None  # kh, kw >= 1
+    for index, window in window_taps(xpad, outs, k, s, d):  # each a product over the batch
+        taps = xp.ascontiguousarray(window).reshape(rows, groups, ci).transpose(1, 0, 2)
+        product = xp.matmul(taps, weights[index])  # [groups, rows, co]
+        if acc is None:
+            acc = product
+        else:
+            acc += product
+    assert acc is not None  # every filter dim is at least 1
     return xp.ascontiguousarray(acc.transpose(1, 0, 2))

@@ -10,23 +10,18 @@ refuses NCHW for these four ops (its GPU runs them), minigraph runs it on every 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from typing import Any, cast
-
-import numpy as np
 
 from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import has_negative_zero, row_element, select_bits
 from minigraph.ops.conv_geometry import (
     EXPLICIT_ATTR,
     FORMAT_ATTR,
     PADDING_ATTR,
     accumulator_dtype,
     check_four,
-    filter_taps,
     from_nhwc,
     pad_image,
     padding_attrs,
@@ -36,7 +31,7 @@ from minigraph.ops.conv_geometry import (
     window_geometry,
 )
 from minigraph.ops.conv_grouped import conv_groups, conv_shape_depth, grouped_conv
-from minigraph.ops.cuda_kernels import max_into
+from minigraph.ops.conv_kernels import convolve, depthwise_conv, window_max, window_mean
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -92,165 +87,13 @@ def _conv_kernel(ctx: KernelContext, x: Any, w: Any, depthwise: bool) -> Any:
     xpad = pad_image(xp, x, pads, dtype=acc)
     wacc = w.astype(acc, copy=False)
     if depthwise:
-        out = _depthwise(ctx, xpad, wacc, outs, s, d)
+        out = depthwise_conv(ctx, xpad, wacc, outs, s, d)
     elif groups > 1:  # the filter's in_channels divide the input's (conv_grouped.py)
-        out = grouped_conv(ctx, xpad, wacc, outs, s, d, groups, _depthwise)
-    elif cin * wacc.dtype.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
-        out = _conv_as_matmul(ctx, xpad, wacc, outs, s, d)
+        out = grouped_conv(ctx, xpad, wacc, outs, s, d, groups)
     else:
-        out = _conv_per_tap(ctx, xpad, wacc, outs, s, d)
+        out = convolve(ctx, xpad, wacc, outs, s, d)
     out = out.reshape(n, outs[0], outs[1], cout).astype(x.dtype, copy=False)
     return from_nhwc(xp, out, fmt)
-
-
-def _pixels(xp: Any, a: Any) -> Any:
-    """``a`` with its last (channel) axis viewed as one element per pixel (NumPy only: its
-    strided copy costs about the same per element whatever the element's size)."""
-    if xp is not np or a.shape[-1] == 1 or a.strides[-1] != a.itemsize:
-        return a
-    nbytes = a.shape[-1] * a.itemsize
-    return a.view(row_element(nbytes))
-
-
-def _pixel_views(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    """``a`` and ``b`` as :func:`_pixels` views them, or both as they are where one of them
-    cannot be viewed so (an NCHW input seen as NHWC: its channels are not adjacent)."""
-    pa, pb = _pixels(xp, a), _pixels(xp, b)
-    return (pa, pb) if pa.dtype == pb.dtype else (a, b)
-
-
-# The im2col patches of one slice of the batch take at most about this many bytes.
-_PATCH_BYTES = 1 << 25
-# Up to this many bytes of channels a pixel, one matrix product beats a product per tap
-# (whose inner dimension, the channels, is then too short for BLAS); NumPy copies a pixel
-# of up to 16 bytes as one word, faster than as a short row. Measured (min of 5,
-# [n, h, w, cin] -> cout, 3x3): [1024,8,8,1] -> 4: 7.9 -> 0.87 ms; [1024,6,6,2] -> 3:
-# 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,4] -> 4: 4.6 -> 3.1 (patches
-# in pooled memory, 2026-12-03); from 8 channels slower (2-3x with 16 or more).
-_IM2COL_MAX_PIXEL_BYTES = 16
-
-
-def _conv_as_matmul(
-    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Any:
-    """Conv2D as one matrix product per slice of the batch: each window's taps side by side
-    (im2col, a strided copy per filter tap), times the filter as a [kh * kw * cin, cout]
-    matrix. One BLAS call does the multiply-adds a per-tap loop would do in kh * kw passes
-    over the output (measured 8x faster on Keras' small-channel convolutions). The
-    patches of one slice are at most about _PATCH_BYTES, in one buffer for every slice."""
-    xp = ctx.xp
-    kh, kw, cin, cout = w.shape
-    n = xpad.shape[0]
-    out = ctx.empty((n, outs[0], outs[1], cout), w.dtype)  # the output's size is checked
-    per_image = outs[0] * outs[1] * kh * kw * cin * w.dtype.itemsize
-    step = max(1, min(n, _PATCH_BYTES // max(per_image, 1)))
-    matrix = w.reshape(kh * kw * cin, cout)
-    buffer = ctx.empty((step, outs[0], outs[1], kh * kw, cin), w.dtype)
-    for start in range(0, n, step):  # a few slices: each image's patches stay bounded
-        part = slice(start, min(start + step, n))
-        patches = buffer[: part.stop - start]
-        if not _gather_filter_rows(xp, patches, xpad[part], (kh, kw), s, d):
-            # NumPy copies a pixel's channels fastest as one word (or one void element)
-            dst, src = _pixel_views(xp, patches, xpad[part])
-            for i, j, window in filter_taps(src, outs, (kh, kw), s, d):
-                dst[..., i * kw + j, :] = window
-        xp.matmul(patches.reshape(-1, kh * kw * cin), matrix, out=out[part].reshape(-1, cout))
-    return out
-
-
-def _gather_filter_rows(
-    xp: Any, patches: Any, xpad: Any, k: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> bool:
-    """Fill ``patches`` [n, oh, ow, kh * kw, cin] with one copy per filter row rather than
-    one per tap, where possible (host arrays, dilation 1 along the width, each padded
-    row's pixels adjacent in memory): a filter row's kw taps are kw adjacent pixels of the
-    padded image, whatever the stride, copied as one opaque item. 3x3 over [1024, 8, 8, 4]:
-    1.6 -> 0.8 ms; with 3 channels (12-byte pixels, no word) 3.7 -> 0.8. False where not
-    possible."""
-    n, hpad, wpad, cin = xpad.shape
-    kh, kw = k
-    _, oh, ow, _, _ = patches.shape
-    if xp is not np or d[1] != 1 or patches.size == 0:
-        return False
-    if xpad.strides[3] != xpad.itemsize or xpad.strides[2] != cin * xpad.itemsize:
-        return False
-    run = np.dtype((np.void, kw * cin * xpad.itemsize))
-    rows = xpad.reshape(n, hpad, wpad * cin)  # a view: each row's pixels are adjacent
-    # [n, hpad, ow, kw * cin]: each output column's window of a padded row, one item each
-    windows = np.lib.stride_tricks.sliding_window_view(rows, kw * cin, axis=2)
-    windows = windows[:, :, :: cin * s[1]]
-    items = windows[:, :, :ow].view(run)[..., 0]
-    dst = patches.reshape(n, oh, ow, kh, kw * cin).view(run)[..., 0]
-    for i in range(kh):
-        dst[..., i] = items[:, i * d[0] : i * d[0] + (oh - 1) * s[0] + 1 : s[0]]
-    return True
-
-
-# A depthwise convolution with one filter a channel runs over slices of the batch whose
-# output takes about this many bytes, so each slice's buffers stay in the L2 cache.
-_DEPTHWISE_SLICE_BYTES = 1 << 18
-
-
-def _depthwise(
-    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Any:
-    """DepthwiseConv2dNative: every input channel with its own ``cmul`` filters, summed
-    tap by tap. With one filter a channel (Keras's default), each window is copied into
-    a contiguous buffer and multiplied by the tap's weights tiled to a whole image, so
-    NumPy's inner loops run over whole images rather than over the channels of one pixel,
-    a cache-sized slice of the batch at a time, on both cores ([1024,4,4,4] and
-    [64,32,32,32], 3x3: see the commit); the products and their order are the same."""
-    xp = ctx.xp
-    kh, kw, cin, cmul = w.shape
-    n = xpad.shape[0]
-    if cmul != 1:
-        out = xp.zeros((n, outs[0], outs[1], cin, cmul), w.dtype)
-        for i, j, window in filter_taps(xpad, outs, (kh, kw), s, d):
-            out += window[..., None] * w[i, j]
-        return out
-    size = outs[0] * outs[1] * cin
-    out = ctx.empty((n, size), w.dtype)  # the output's size is checked
-    weights = [xp.tile(w[i, j, :, 0], outs[0] * outs[1]) for i in range(kh) for j in range(kw)]
-    step = max(1, n)
-    if xp is np:  # cache-sized slices, at least two (one a core)
-        step = max(1, min(-(-n // 2), _DEPTHWISE_SLICE_BYTES // max(1, size * w.dtype.itemsize)))
-
-    def run(b: int) -> None:
-        part = slice(b * step, min(n, (b + 1) * step))
-        acc = out[part]
-        acc[...] = 0
-        for k, window in enumerate(_copied_windows(xp, xpad[part], outs, (kh, kw), s, d)):
-            flat = window.reshape(acc.shape)  # a view: the window's buffer is contiguous
-            flat *= weights[k]
-            acc += flat
-
-    ctx.parallel_each(run, -(-n // step), out.nbytes * kh * kw)
-    return out
-
-
-def _conv_per_tap(
-    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Any:
-    """Conv2D as one matrix product per filter tap, ``[n, oh, ow, cin] @ [cin, cout]``,
-    summed in tap order. NumPy multiplies a strided window as ``n * oh`` products of
-    ``[ow, cin]``, which BLAS does well with enough channels; a window that is the whole
-    input (a 1x1 filter, stride 1) is one ``[n * oh * ow, cin]`` product: [64,28,28,64]
-    -> 128, 17-19 -> 9-10 ms (best 4 of 7, 2026-12-03). Copying every window into one
-    contiguous buffer for a single product each was no faster (BLAS is slow on such tall,
-    thin matrices here: [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128
-    gained, 232 -> 152)."""
-    kh, kw, cin, cout = w.shape
-    out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
-    for i, j, window in filter_taps(xpad, outs, (kh, kw), s, d):
-        if window.flags.c_contiguous:
-            product = (window.reshape(-1, cin) @ w[i, j]).reshape(out.shape)
-        else:
-            product = window @ w[i, j]
-        if i == j == 0:
-            out[...] = product
-        else:
-            out += product
-    return out
 
 
 CONV2D = define_op(
@@ -460,70 +303,9 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
     sizes, pads = window_geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
     outs = cast(list[int], sizes)  # concrete dims give concrete sizes
     ctx.check_size((n, outs[0], outs[1], ch), x.dtype)
-    if average:
-        acc = accumulator_dtype(x.dtype)
-        xpad = pad_image(xp, x, pads, dtype=acc)
-        out = xp.zeros((n, outs[0], outs[1], ch), acc)
-        for window in _pool_windows(xp, xpad, outs, k, s):
-            out += window
-        # Divide by the number of in-bounds cells of each window (TensorFlow's SAME rule):
-        # without padding, every window's cells (a scalar divides 10x faster than a grid).
-        if not any(p for pair in pads for p in pair):
-            out /= np.dtype(acc).type(k[0] * k[1])
-        else:
-            counts = [_in_bounds(xp, size, kk, ss, o, p[0]) for size, kk, ss, o, p in
-                      zip((h, wd), k, s, outs, pads)]  # fmt: skip
-            out /= (counts[0][:, None] * counts[1][None, :]).astype(acc)[None, :, :, None]
-    else:
-        # TensorFlow's rule: start at the lowest value, take a cell only if it is greater, so
-        # NaN is skipped, and a window of -inf (or NaN) gives the lowest finite value.
-        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
-        lowest = x.dtype.type(info.min)
-        xpad = pad_image(xp, x, pads, lowest)
-        out = xp.full((n, outs[0], outs[1], ch), lowest, x.dtype)
-        windows = _pool_windows(xp, xpad, outs, k, s)
-        if xp is not np:  # the rule below in one kernel a window: no sync for a -0.0 probe
-            for window in windows:
-                max_into(xp, out, window)
-        elif x.dtype.kind == "f" and has_negative_zero(x):  # the first of 0.0, -0.0 wins
-            for window in windows:
-                out = select_bits(xp, window > out, window, out)
-        else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
-            larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
-            for window in windows:
-                larger(out, window, out=out)
-    return from_nhwc(xp, out.astype(x.dtype, copy=False), fmt)
-
-
-def _pool_windows(
-    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
-) -> Iterator[Any]:
-    """Each pooling window, [n, oh, ow, c], in tap order: on the host with pixels of at
-    most 16 bytes, copied contiguous first (NumPy's arithmetic on the strided view runs
-    its inner loop once per pixel, over c elements: [1024, 8, 8, 4], 2x2, see the commit)."""
-    if xp is np and xpad.shape[3] * xpad.itemsize <= _IM2COL_MAX_PIXEL_BYTES:
-        yield from _copied_windows(xp, xpad, outs, k, s, (1, 1))
-    else:
-        for _, _, window in filter_taps(xpad, outs, k, s, (1, 1)):
-            yield window
-
-
-def _copied_windows(
-    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Iterator[Any]:
-    """Each window of :func:`filter_taps`, in tap order, copied (a pixel as one word where it
-    can be) into one contiguous [n, oh, ow, c] buffer, the same buffer every time."""
-    buffer = xp.empty((xpad.shape[0], *outs, xpad.shape[3]), xpad.dtype)
-    dst, src = _pixel_views(xp, buffer, xpad)
-    for _, _, window in filter_taps(src, outs, k, s, d):
-        dst[...] = window
-        yield buffer
-
-
-def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:
-    """For each output position of one dim, how many cells of its window are in the input."""
-    start = xp.arange(out, dtype=np.int64) * stride - before
-    return xp.minimum(start + k, size) - xp.maximum(start, 0)
+    pool = window_mean if average else window_max
+    out = pool(xp, x, pads, outs, k, s)
+    return from_nhwc(xp, out, fmt)
 
 
 _POOL_DOC = """

@@ -441,12 +441,33 @@ def test_pool_runtime_shape_check_on_fed_input():
     assert e.value.node_name == "late"
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda p: mg.conv2d(p, np.ones((5, 1, 2, 3), np.float32), [1, 2, 1, 1], "VALID"),
+        lambda p: mg.conv2d(p, np.ones((5, 1, 1, 4), np.float32), [1, 2, 1, 1], "VALID"),
+        lambda p: mg.nn.depthwise_conv2d_native(p, np.ones((5, 1, 2, 1), np.float32), 2, "VALID"),
+        lambda p: mg.nn.max_pool(p, [1, 5, 1, 1], [1, 2, 1, 1], "VALID"),
+        lambda p: mg.nn.avg_pool(p, [1, 5, 1, 1], [1, 2, 1, 1], "VALID"),
+    ],
+)
+def test_a_window_larger_than_the_input_with_stride_gives_an_empty_output(build):
+    # (4 - 5 + 2) // 2 = 0 rows: each tap's strided slice must be empty too (it once read
+    # rows 0:-1:2, two of them, and the kernel failed to broadcast them into none)
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.float32, None)
+        y = build(p)
+    out = mg.Session(g).run(y, {p: np.ones((1, 4, 4, 2), np.float32)})
+    assert out.shape[:2] == (1, 0) and out.size == 0
+
+
 @pytest.mark.parametrize("cin", [1, 3, 4, 5])
 @pytest.mark.parametrize("strides, dilations", [(1, 1), ((2, 1), (1, 1)), ((1, 1), (2, 1)), (2, 2)])
 def test_conv2d_patches_by_filter_row_equal_patches_by_tap(monkeypatch, cin, strides, dilations):
     # Where a filter row's taps are adjacent pixels, im2col copies the row as one item; the
     # patches, and so the products, are bitwise those of a copy per tap.
-    from minigraph.ops import conv_ops
+    from minigraph.ops import conv_kernels
 
     rng = np.random.default_rng(cin)
     x = rng.standard_normal((3, 9, 7, cin)).astype(np.float32)
@@ -460,7 +481,7 @@ def test_conv2d_patches_by_filter_row_equal_patches_by_tap(monkeypatch, cin, str
         return mg.Session(g).run(y, {p: x})
 
     rows = run_conv()
-    monkeypatch.setattr(conv_ops, "_gather_filter_rows", lambda *args: False)
+    monkeypatch.setattr(conv_kernels, "gather_filter_rows", lambda *args: False)
     taps = run_conv()
     assert rows.tobytes() == taps.tobytes()
     s, d = np.broadcast_to(strides, 2), np.broadcast_to(dilations, 2)

@@ -1,0 +1,277 @@
+"""The convolution and pooling kernels over any number of spatial dims, shared by the 2-D
+ops (conv_ops: Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool) and the 3-D ones
+(conv3d_ops: Conv3D, MaxPool3D, AvgPool3D).
+
+Each takes the channels-last image ``[n, *spatial, c]`` padded once (conv_geometry.py) and
+loops over the window's taps, each a strided view of the whole batch (a loop over filter
+taps, never over elements). A convolution with few channels gathers the taps side by side
+(im2col) for one matrix product instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from minigraph.kernel import KernelContext
+from minigraph.ops.common import has_negative_zero, row_element, select_bits
+from minigraph.ops.conv_geometry import accumulator_dtype, pad_image, window_slices, window_taps
+from minigraph.ops.cuda_kernels import max_into
+
+__all__: list[str] = []
+
+Pads = Sequence[tuple[int, int]]  # (before, after) of each spatial dim
+
+
+def pixels(xp: Any, a: Any) -> Any:
+    """``a`` with its last (channel) axis viewed as one element per pixel (NumPy only: its
+    strided copy costs about the same per element whatever the element's size)."""
+    if xp is not np or a.shape[-1] == 1 or a.strides[-1] != a.itemsize:
+        return a
+    nbytes = a.shape[-1] * a.itemsize
+    return a.view(row_element(nbytes))
+
+
+def pixel_views(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` as :func:`pixels` views them, or both as they are where one of them
+    cannot be viewed so (a channels-first input seen as channels-last: its channels are not
+    adjacent)."""
+    pa, pb = pixels(xp, a), pixels(xp, b)
+    return (pa, pb) if pa.dtype == pb.dtype else (a, b)
+
+
+# -- convolutions --------------------------------------------------------------------------
+
+# The im2col patches of one slice of the batch take at most about this many bytes.
+PATCH_BYTES = 1 << 25
+# Up to this many bytes of channels a pixel, one matrix product beats a product per tap
+# (whose inner dimension, the channels, is then too short for BLAS); NumPy copies a pixel
+# of up to 16 bytes as one word, faster than as a short row. Measured (min of 5,
+# [n, h, w, cin] -> cout, 3x3): [1024,8,8,1] -> 4: 7.9 -> 0.87 ms; [1024,6,6,2] -> 3:
+# 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,4] -> 4: 4.6 -> 3.1 (patches
+# in pooled memory, 2026-12-03); from 8 channels slower (2-3x with 16 or more).
+IM2COL_MAX_PIXEL_BYTES = 16
+
+
+def convolve(
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Any:
+    """The convolution of the padded channels-last ``xpad`` with ``w`` [*k, cin, cout]
+    (one group): im2col for few channels, else a product per tap."""
+    if w.shape[-2] * w.dtype.itemsize <= IM2COL_MAX_PIXEL_BYTES:
+        return conv_as_matmul(ctx, xpad, w, outs, s, d)
+    return conv_per_tap(ctx, xpad, w, outs, s, d)
+
+
+def conv_as_matmul(
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Any:
+    """A convolution as one matrix product per slice of the batch: each window's taps side
+    by side (im2col, a strided copy per filter tap), times the filter as a
+    [taps * cin, cout] matrix. One BLAS call does the multiply-adds a per-tap loop would do
+    in one pass over the output per tap (measured 8x faster on Keras' small-channel 2-D
+    convolutions). The patches of one slice are at most about PATCH_BYTES, in one buffer
+    for every slice."""
+    xp = ctx.xp
+    *k, cin, cout = w.shape
+    ntaps = math.prod(k)
+    n = xpad.shape[0]
+    out = ctx.empty((n, *outs, cout), w.dtype)  # the output's size is checked
+    per_image = math.prod(outs) * ntaps * cin * w.dtype.itemsize
+    step = max(1, min(n, PATCH_BYTES // max(per_image, 1)))
+    matrix = w.reshape(ntaps * cin, cout)
+    buffer = ctx.empty((step, *outs, ntaps, cin), w.dtype)
+    for start in range(0, n, step):  # a few slices: each image's patches stay bounded
+        part = slice(start, min(start + step, n))
+        patches = buffer[: part.stop - start]
+        if not gather_filter_rows(xp, patches, xpad[part], k, s, d):
+            # NumPy copies a pixel's channels fastest as one word (or one void element)
+            dst, src = pixel_views(xp, patches, xpad[part])
+            for index, window in window_taps(src, outs, k, s, d):
+                dst[..., index, :] = window
+        xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=out[part].reshape(-1, cout))
+    return out
+
+
+def gather_filter_rows(
+    xp: Any, patches: Any, xpad: Any, k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> bool:
+    """Fill ``patches`` [n, *outs, taps, cin] with one copy per filter row (the taps along
+    the last spatial dim) rather than one per tap, where possible (host arrays, dilation 1
+    along that dim, each padded row's pixels adjacent in memory): a filter row's kw taps
+    are kw adjacent pixels of the padded image, whatever the stride, copied as one opaque
+    item. 3x3 over [1024, 8, 8, 4]: 1.6 -> 0.8 ms; with 3 channels (12-byte pixels, no
+    word) 3.7 -> 0.8. False where not possible."""
+    n, *spatial, cin = xpad.shape
+    outs = patches.shape[1:-2]
+    kw = k[-1]
+    if xp is not np or d[-1] != 1 or patches.size == 0:
+        return False
+    if xpad.strides[-1] != xpad.itemsize or xpad.strides[-2] != cin * xpad.itemsize:
+        return False
+    run = np.dtype((np.void, kw * cin * xpad.itemsize))
+    rows = xpad.reshape(n, *spatial[:-1], spatial[-1] * cin)  # a view: rows are contiguous
+    # [n, *spatial[:-1], ow, kw * cin]: each output column's window of a padded row
+    windows = np.lib.stride_tricks.sliding_window_view(rows, kw * cin, axis=-1)
+    windows = windows[..., :: cin * s[-1], :]
+    items = windows[..., : outs[-1], :].view(run)[..., 0]  # one item a window row
+    dst = patches.reshape(n, *outs, math.prod(k[:-1]), kw * cin).view(run)[..., 0]
+    for index, offsets in enumerate(itertools.product(*(range(kk) for kk in k[:-1]))):
+        lead = window_slices(offsets, outs[:-1], s[:-1], d[:-1])
+        dst[..., index] = items[(slice(None), *lead)]
+    return True
+
+
+def conv_per_tap(
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Any:
+    """A convolution as one matrix product per filter tap, ``[n, *outs, cin] @ [cin, cout]``,
+    summed in tap order. NumPy multiplies a strided window as one product per output row,
+    which BLAS does well with enough channels; a window that is the whole input (a 1x1
+    filter, stride 1) is one ``[n * oh * ow, cin]`` product: [64,28,28,64] -> 128, 17-19 ->
+    9-10 ms (best 4 of 7, 2026-12-03). Copying every window into one contiguous buffer for
+    a single product each was no faster (BLAS is slow on such tall, thin matrices here:
+    [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128 gained, 232 -> 152)."""
+    *k, cin, cout = w.shape
+    weights = w.reshape(-1, cin, cout)
+    out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
+    for index, window in window_taps(xpad, outs, k, s, d):
+        if window.flags.c_contiguous:
+            product = (window.reshape(-1, cin) @ weights[index]).reshape(out.shape)
+        else:
+            product = window @ weights[index]
+        if index == 0:
+            out[...] = product
+        else:
+            out += product
+    return out
+
+
+# A depthwise convolution with one filter a channel runs over slices of the batch whose
+# output takes about this many bytes, so each slice's buffers stay in the L2 cache.
+_DEPTHWISE_SLICE_BYTES = 1 << 18
+
+
+def depthwise_conv(
+    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Any:
+    """Each input channel with its own ``cmul`` filters (``w`` [*k, cin, cmul]), summed
+    tap by tap; the result holds ``n * prod(outs) * cin * cmul`` elements in channels-last
+    order. With one filter a channel (Keras's default), each window is copied into a
+    contiguous buffer and multiplied by the tap's weights tiled to a whole image, so
+    NumPy's inner loops run over whole images rather than over the channels of one pixel,
+    a cache-sized slice of the batch at a time, on both cores ([1024,4,4,4] and
+    [64,32,32,32], 3x3: see the commit); the products and their order are the same."""
+    xp = ctx.xp
+    *k, cin, cmul = w.shape
+    weights = w.reshape(-1, cin, cmul)
+    n = xpad.shape[0]
+    if cmul != 1:
+        out = xp.zeros((n, *outs, cin, cmul), w.dtype)
+        for index, window in window_taps(xpad, outs, k, s, d):
+            out += window[..., None] * weights[index]
+        return out
+    size = math.prod(outs) * cin
+    out = ctx.empty((n, size), w.dtype)  # the output's size is checked
+    tiled = [xp.tile(weights[t, :, 0], math.prod(outs)) for t in range(len(weights))]
+    step = max(1, n)
+    if xp is np:  # cache-sized slices, at least two (one a core)
+        step = max(1, min(-(-n // 2), _DEPTHWISE_SLICE_BYTES // max(1, size * w.dtype.itemsize)))
+
+    def run(b: int) -> None:
+        part = slice(b * step, min(n, (b + 1) * step))
+        acc = out[part]
+        acc[...] = 0
+        for t, window in enumerate(copied_windows(xp, xpad[part], outs, k, s, d)):
+            flat = window.reshape(acc.shape)  # a view: the window's buffer is contiguous
+            flat *= tiled[t]
+            acc += flat
+
+    ctx.parallel_each(run, -(-n // step), out.nbytes * len(weights))
+    return out
+
+
+# -- pooling ------------------------------------------------------------------------------
+
+
+def pool_windows(
+    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> Iterator[Any]:
+    """Each pooling window, [n, *outs, c], in tap order: on the host with pixels of at
+    most 16 bytes, copied contiguous first (NumPy's arithmetic on the strided view runs
+    its inner loop once per pixel, over c elements: [1024, 8, 8, 4], 2x2, see the commit)."""
+    ones = [1] * len(k)
+    if xp is np and xpad.shape[-1] * xpad.itemsize <= IM2COL_MAX_PIXEL_BYTES:
+        yield from copied_windows(xp, xpad, outs, k, s, ones)
+    else:
+        for _, window in window_taps(xpad, outs, k, s, ones):
+            yield window
+
+
+def copied_windows(
+    xp: Any, xpad: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> Iterator[Any]:
+    """Each window of :func:`window_taps`, in tap order, copied (a pixel as one word where it
+    can be) into one contiguous [n, *outs, c] buffer, the same buffer every time."""
+    buffer = xp.empty((xpad.shape[0], *outs, xpad.shape[-1]), xpad.dtype)
+    dst, src = pixel_views(xp, buffer, xpad)
+    for _, window in window_taps(src, outs, k, s, d):
+        dst[...] = window
+        yield buffer
+
+
+def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:
+    """For each output position of one dim, how many cells of its window are in the input."""
+    start = xp.arange(out, dtype=np.int64) * stride - before
+    return xp.minimum(start + k, size) - xp.maximum(start, 0)
+
+
+def window_mean(
+    xp: Any, x: Any, pads: Pads, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> Any:
+    """The mean of each window of channels-last ``x`` over its cells inside the input (pad
+    cells are not counted: TensorFlow's SAME rule), float16 summed in float32."""
+    acc = accumulator_dtype(x.dtype)
+    xpad = pad_image(xp, x, pads, dtype=acc)
+    out = xp.zeros((x.shape[0], *outs, x.shape[-1]), acc)
+    for window in pool_windows(xp, xpad, outs, k, s):
+        out += window
+    # without padding, every window's cells (a scalar divides 10x faster than a grid)
+    if not any(p for pair in pads for p in pair):
+        out /= np.dtype(acc).type(math.prod(k))
+    else:
+        counts = None
+        for size, kk, ss, o, p in zip(x.shape[1:-1], k, s, outs, pads):
+            dim = _in_bounds(xp, size, kk, ss, o, p[0])
+            counts = dim if counts is None else counts[..., None] * dim
+        assert counts is not None  # at least one spatial dim
+        out /= counts.astype(acc)[None, ..., None]
+    return out.astype(x.dtype, copy=False)
+
+
+def window_max(
+    xp: Any, x: Any, pads: Pads, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> Any:
+    """The largest cell of each window of channels-last ``x``, by TensorFlow's rule: start
+    at the lowest value, take a cell only if it is greater, so NaN is skipped, and a window
+    of -inf (or NaN) gives the lowest finite value; pad cells never win."""
+    info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+    lowest = x.dtype.type(info.min)
+    xpad = pad_image(xp, x, pads, lowest)
+    out = xp.full((x.shape[0], *outs, x.shape[-1]), lowest, x.dtype)
+    windows = pool_windows(xp, xpad, outs, k, s)
+    if xp is not np:  # the rule below in one kernel a window: no sync for a -0.0 probe
+        for window in windows:
+            max_into(xp, out, window)
+    elif x.dtype.kind == "f" and has_negative_zero(x):  # the first of 0.0, -0.0 wins
+        for window in windows:
+            out = select_bits(xp, window > out, window, out)
+    else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
+        larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
+        for window in windows:
+            larger(out, window, out=out)
+    return out
