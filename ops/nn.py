@@ -1,7 +1,8 @@
 """``mg.nn``: the neural-network builders under tf.compat.v1.nn's names.
 
 Activations, softmax, bias, batch norm and top-k come from nn_ops, losses from loss_ops,
-convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``).
+convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``), their
+backprops and conv2d_transpose from conv_backprop_ops.
 
 >>> import numpy as np, minigraph as mg
 >>> g = mg.Graph()
@@ -11,6 +12,13 @@ convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``).
 array([0., 2.])
 """
 
+from minigraph.ops.conv_backprop_ops import (
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
+)
 from minigraph.ops.conv_ops import avg_pool, conv2d, depthwise_conv2d_native, max_pool
 from minigraph.ops.loss_ops import (
     l2_loss,
@@ -36,7 +44,12 @@ __all__ = [
     "avg_pool",
     "bias_add",
     "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
     "depthwise_conv2d_native",
+    "depthwise_conv2d_native_backprop_filter",
+    "depthwise_conv2d_native_backprop_input",
     "elu",
     "fused_batch_norm",
     "in_top_k",

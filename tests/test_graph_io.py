@@ -201,6 +201,18 @@ OP_EXAMPLES = {
     "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
         F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
     ),
+    "Conv2DBackpropInput": lambda: mg.nn.conv2d_transpose(
+        F.reshape(1, 3, 2, 2), np.ones((2, 2, 1, 2), np.float32), [1, 6, 4, 1], 2
+    ),
+    "Conv2DBackpropFilter": lambda: mg.nn.conv2d_backprop_filter(
+        F.reshape(1, 3, 4, 1), [2, 2, 1, 2], np.ones((1, 2, 3, 2), np.float32), 1, "VALID"
+    ),
+    "DepthwiseConv2dNativeBackpropInput": lambda: mg.nn.depthwise_conv2d_native_backprop_input(
+        [1, 3, 2, 2], np.ones((2, 2, 2, 1), np.float32), F.reshape(1, 3, 2, 2), 1, "SAME"
+    ),
+    "DepthwiseConv2dNativeBackpropFilter": lambda: mg.nn.depthwise_conv2d_native_backprop_filter(
+        F.reshape(1, 3, 2, 2), [2, 2, 2, 1], F.reshape(1, 3, 2, 2), 1, "SAME"
+    ),
     "FusedBatchNormV3": lambda: mg.nn.fused_batch_norm(
         # Fed, and only y fetched: TensorFlow's Grappler folds an all-constant one, and
         # rewrites an inference one into Mul/Add, after which its other outputs are gone.

@@ -504,6 +504,33 @@ def keras_more_models() -> None:
     )
 
 
+def keras_transpose_models() -> None:
+    """A Keras decoder of Conv2DTranspose layers (Conv2DBackpropInput): strided SAME, strided
+    VALID with output_padding, dilated."""
+    rng = np.random.default_rng(14)
+    keras = tf.keras
+    layers = keras.layers
+    keras.utils.set_random_seed(15)
+    decoder = keras.Sequential(
+        [
+            keras.Input((3, 4, 3)),
+            layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu"),
+            layers.Conv2DTranspose(3, 2, strides=2, padding="valid", output_padding=1),
+            layers.Conv2DTranspose(2, 3, dilation_rate=2, padding="same"),
+        ]
+    )
+    _frozen(
+        "keras_conv_transpose",
+        lambda x: decoder(x),
+        [tf.TensorSpec([None, 3, 4, 3], tf.float32, name="x")],
+        [rng.standard_normal((2, 3, 4, 3)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-5,
+        why="three transposed convolutions of up to 36 terms a value in float32",
+    )
+
+
 def fn_real_graphs() -> None:
     """tf.functions as used in practice: a sharded embedding lookup with a top-k router
     (mixture-of-experts style), and segment reductions."""
@@ -673,6 +700,7 @@ def main() -> None:
     keras_more()
     keras_real_models()
     keras_more_models()
+    keras_transpose_models()
     fn_real_graphs()
     unsupported_graph()
     (OUT / "cases.json").write_text(json.dumps(CASES, indent=1) + "\n")

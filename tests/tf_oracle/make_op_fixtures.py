@@ -6,9 +6,12 @@ dependency of minigraph), from the repository root::
     python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0
     /tmp/tfvenv/bin/python tests/tf_oracle/make_op_fixtures.py math reductions ...
 
-Each case is run eagerly as ``tf.raw_ops.<op>(**args)`` on the CPU. The file holds, per case,
-its inputs and either TensorFlow's outputs or the name of the error TensorFlow raised;
-tests/test_tf_op_fixtures.py replays every case through minigraph without TensorFlow.
+Each case is run eagerly as ``tf.raw_ops.<op>(**args)`` on the CPU. A family whose cases
+module sets ``TF_ENV`` (environment variables TensorFlow reads when imported, such as
+``{"TF_ENABLE_ONEDNN_OPTS": "0"}`` for its reference CPU kernels rather than oneDNN's) is
+run in a process of its own with them. The file holds, per case, its inputs and either
+TensorFlow's outputs or the name of the error TensorFlow raised; tests/test_tf_op_fixtures.py
+replays every case through minigraph without TensorFlow.
 
 Layout: ``meta`` is a JSON list (one object per case: op, name, input names and list lengths,
 attrs, tolerances, TF's error or the number of outputs); arrays are ``<i>/in/<name>[/<k>]``
@@ -20,6 +23,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,12 +115,22 @@ def run_family(tf: Any, family: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    families = argv or sorted(p.stem[len("cases_") :] for p in HERE.glob("cases_*.py"))
+    here = []
+    for family in families:
+        env = getattr(importlib.import_module(f"cases_{family}"), "TF_ENV", {})
+        if all(os.environ.get(k) == v for k, v in env.items()):
+            here.append(family)
+        else:  # TensorFlow reads these when imported: a process of its own
+            command = [sys.executable, __file__, family]
+            subprocess.run(command, env={**os.environ, **env}, check=True)
+    if not here:
+        return
     import tensorflow as tf
 
     if tf.__version__ != "2.21.0":
         print(f"warning: the fixtures are meant for TensorFlow 2.21.0, this is {tf.__version__}")
-    families = argv or sorted(p.stem[len("cases_") :] for p in HERE.glob("cases_*.py"))
-    for family in families:
+    for family in here:
         run_family(tf, family)
 
 

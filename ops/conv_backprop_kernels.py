@@ -1,0 +1,142 @@
+"""The backprop convolutions' arithmetic (conv_backprop_ops.py declares the ops and checks
+their arguments), on channels-last arrays in the accumulator dtype, written once against
+``ctx.xp``.
+
+A filter is grouped, [kh, kw, cin / G, cout] in G groups (a depthwise filter is G = cin
+groups of one input channel). Both gradients loop over the kh * kw filter taps, each a
+strided view of a padded image (conv_geometry.filter_taps), never over elements: the input
+gradient is one matrix product a slice of the batch, out_backprop times every tap's filter
+side by side, whose columns are added into the taps' views of a zeroed padded image; the
+filter gradient is a product a tap, the tap's window times out_backprop. A group of one
+input channel runs as elementwise products (einsum) instead. On the host the batch is cut
+into slices that the cores share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from minigraph.kernel import KernelContext
+from minigraph.ops.conv_geometry import filter_taps, pad_image
+
+__all__: list[str] = []
+
+Pads = Sequence[tuple[int, int]]  # (before, after) of each spatial dim
+
+# On a device, the columns of one slice of the batch (the input gradient's product) take at
+# most about this many bytes, as conv_ops' im2col patches; on the host, a slice does about
+# _COLUMN_SLICE_BYTES of work (_DEPTHWISE_SLICE_BYTES elementwise), and the slices are
+# shared by the cores (see the commit for the figures).
+_COLUMN_BYTES = 1 << 25
+_COLUMN_SLICE_BYTES = 1 << 22
+_DEPTHWISE_SLICE_BYTES = 1 << 18
+
+
+def _slices(ctx: KernelContext, n: int, per_image: int, target: int) -> tuple[int, int]:
+    """(images a slice, slices) over a batch of ``n``: on the host about ``target`` bytes of
+    work a slice and at least two slices (one a core, taken by ``ctx.parallel_each``); on a
+    device the whole batch, or what keeps the columns under _COLUMN_BYTES."""
+    if ctx.xp is np:
+        step = min(-(-n // 2), target // max(per_image, 1))
+    else:
+        step = min(n, _COLUMN_BYTES // max(per_image, 1))
+    step = max(step, 1)
+    return step, -(-n // step)
+
+
+def input_grad(
+    ctx: KernelContext, g: Any, w: Any, x_shape: Sequence[int], outs: Sequence[int], pads: Pads,
+    groups: int, strides: Sequence[int], dilations: Sequence[int],
+) -> Any:  # fmt: skip
+    """The input gradient [n, h, w, cin] of the convolution with ``w`` [kh, kw, cin / G,
+    cout] in ``geo.groups`` groups: out_backprop times each tap's filter, added into that
+    tap's strided view of a zeroed padded image, which is then cropped; a slice of the
+    batch at a time."""
+    xp = ctx.xp
+    n, h, wd, cin = x_shape
+    kh, kw, ci, cout = w.shape
+    oh, ow = outs
+    co, rows = cout // groups, oh * ow
+    padded = (h + pads[0][0] + pads[0][1], wd + pads[1][0] + pads[1][1], cin)
+    ctx.check_size((n, *padded), w.dtype)
+    out = ctx.empty((n, h, wd, cin), w.dtype)  # the output's size is checked
+    top, left = pads[0][0], pads[1][0]
+    if ci == 1:  # depthwise: each input channel's own filters, elementwise
+        per_image = (padded[0] * padded[1] + 2 * rows * groups) * w.dtype.itemsize
+        step, count = _slices(ctx, n, per_image, _DEPTHWISE_SLICE_BYTES)
+        taps = w[:, :, 0].reshape(kh, kw, groups, co)
+    else:  # [G, co, kh * kw * ci]: group g's filter, every tap's columns side by side
+        per_image = rows * kh * kw * cin * w.dtype.itemsize
+        step, count = _slices(ctx, n, per_image, _COLUMN_SLICE_BYTES)
+        ctx.check_size((step * rows, kh * kw * cin), w.dtype)
+        matrix = w.reshape(kh * kw, ci, groups, co).transpose(2, 3, 0, 1)
+        matrix = xp.ascontiguousarray(matrix).reshape(groups, co, kh * kw * ci)
+
+    def run(b: int) -> None:
+        part = slice(b * step, min(n, (b + 1) * step))
+        m = part.stop - part.start
+        image = xp.zeros((m, *padded), w.dtype)
+        views = filter_taps(image, outs, (kh, kw), strides, dilations)
+        if ci == 1:
+            grads = g[part]
+            if co == 1:
+                product = xp.empty_like(grads)
+                for i, j, view in views:
+                    view += xp.multiply(grads, taps[i, j, :, 0], out=product)
+            else:
+                grads = grads.reshape(m, oh, ow, groups, co)
+                for i, j, view in views:
+                    view += xp.einsum("nhwgq,gq->nhwg", grads, taps[i, j])
+        elif m * rows:
+            grads = g[part].reshape(m * rows, groups, co).transpose(1, 0, 2)
+            columns = xp.matmul(grads, matrix)  # [G, m * rows, kh * kw * ci]
+            for i, j, view in views:
+                t = (i * kw + j) * ci
+                view += columns[:, :, t : t + ci].transpose(1, 0, 2).reshape(m, oh, ow, cin)
+        out[part] = image[:, top : top + h, left : left + wd]
+
+    ctx.parallel_each(run, count, n * per_image)
+    return out
+
+
+def filter_grad(
+    ctx: KernelContext, x: Any, g: Any, w_shape: Sequence[int], outs: Sequence[int], pads: Pads,
+    groups: int, strides: Sequence[int], dilations: Sequence[int],
+) -> Any:  # fmt: skip
+    """The filter gradient [kh, kw, cin / G, cout] in ``geo.groups`` groups: each tap's
+    window of the padded input times out_backprop, summed over the batch and positions; a
+    slice of the batch at a time, the slices' sums added."""
+    xp = ctx.xp
+    kh, kw, ci, cout = w_shape
+    co = cout // groups
+    n, (oh, ow) = g.shape[0], outs
+    per_image = (oh * ow * (cout + ci * groups) + x[0].size) * x.dtype.itemsize
+    step, count = _slices(ctx, n, per_image, _COLUMN_SLICE_BYTES)
+
+    def run(b: int) -> Any:
+        part = slice(b * step, min(n, (b + 1) * step))
+        m = part.stop - part.start
+        xpad = pad_image(xp, x[part], pads)
+        taps = filter_taps(xpad, outs, (kh, kw), strides, dilations)
+        out = xp.empty((kh, kw, ci, cout), x.dtype)
+        if ci == 1:  # depthwise: each channel's products with its own out_backprop channels
+            grads = g[part].reshape(m, oh, ow, groups, co)
+            for i, j, window in taps:  # einsum reads the strided window as it is
+                out[i, j, 0] = xp.einsum("nhwg,nhwgq->gq", window, grads).reshape(cout)
+            return out
+        rows = m * oh * ow
+        grads = xp.ascontiguousarray(g[part].reshape(rows, groups, co).transpose(1, 0, 2))
+        for i, j, window in taps:
+            columns = xp.ascontiguousarray(window).reshape(rows, groups, ci).transpose(1, 2, 0)
+            product = xp.matmul(columns, grads)  # [G, ci, co]
+            out[i, j] = product.transpose(1, 0, 2).reshape(ci, cout)
+        return out
+
+    sums = ctx.parallel_map(run, range(count), n * per_image)
+    total = sums[0]
+    for partial in sums[1:]:
+        total += partial
+    return total
