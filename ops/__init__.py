@@ -9,6 +9,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     array_ops,
     compare_ops,
     control_flow_ops,
+    conv3d_ops,
     conv_backprop_ops,
     conv_ops,
     data_flow_ops,
@@ -38,6 +39,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403
+from minigraph.ops.conv3d_ops import *  # noqa: F403
 from minigraph.ops.conv_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
@@ -77,6 +79,7 @@ FAMILIES = (
     nn_ops,
     loss_ops,
     conv_ops,
+    conv3d_ops,
     conv_backprop_ops,
     spacetobatch_ops,
     depth_space_ops,

@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from minigraph.graph import Output
+from minigraph.wrappers import make_builder
+
 __all__: list[str] = []
 
 PADDING_ATTR = "padding: {'SAME', 'VALID', 'EXPLICIT'}"
@@ -196,3 +199,38 @@ def padding_attrs(padding: Any) -> dict[str, Any]:
         return {"padding": padding.decode() if isinstance(padding, bytes) else padding}
     flat = [int(p) for pair in padding for p in pair]
     return {"padding": "EXPLICIT", "explicit_paddings": flat}
+
+
+def pool_builder(op_def: Any, name: str, example: str, data_format: str = "NHWC") -> Any:
+    """The tf.compat.v1.nn builder of one pooling op (``ksize``/``strides``: an int, one
+    value a spatial dim, or one a dim; ``padding``: "SAME", "VALID", or explicit pairs
+    where the op takes them); ``data_format`` is its default."""
+    generated = make_builder(op_def, name)
+    default_format = data_format
+
+    def pool(
+        value: Any = None,
+        ksize: Any = None,
+        strides: Any = None,
+        padding: Any = None,
+        data_format: str = default_format,
+        name: str | None = None,
+        input: Any = None,  # noqa: A002
+    ) -> Output:
+        given = {"input": value if input is None else input, "ksize": ksize}
+        given.update(strides=strides, padding=padding)
+        missing = [key for key, v in given.items() if v is None]
+        if missing:
+            raise TypeError(f"{pool.__name__}() missing required arguments: {', '.join(missing)}")
+        return generated(
+            value if input is None else input,
+            ksize=spatial_list(ksize, data_format),
+            strides=spatial_list(strides, data_format),
+            data_format=data_format,
+            name=name or op_def.name,
+            **padding_attrs(padding),
+        )
+
+    pool.__name__ = pool.__qualname__ = name
+    pool.__doc__ = f"{op_def.name}, as tf.compat.v1.nn.{name}.\n{example}"
+    return pool

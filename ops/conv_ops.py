@@ -25,6 +25,7 @@ from minigraph.ops.conv_geometry import (
     from_nhwc,
     pad_image,
     padding_attrs,
+    pool_builder,
     spatial_axes,
     spatial_list,
     to_nhwc,
@@ -381,35 +382,7 @@ MaxPool = make_wrapper_class(MAX_POOL)
 AvgPool = make_wrapper_class(AVG_POOL)
 
 
-def _pool_builder(op_def: Any, name: str, example: str) -> Any:
-    """The tf.compat.v1.nn builder of one pooling op (``ksize``/``strides``: int, 2 or 4
-    values; ``padding``: "SAME", "VALID", or explicit pairs where the op takes them)."""
-    generated = make_builder(op_def, name)
-
-    def pool(
-        value: Any,
-        ksize: Any,
-        strides: Any,
-        padding: Any,
-        data_format: str = "NHWC",
-        name: str | None = None,
-        input: Any = None,  # noqa: A002
-    ) -> Output:
-        return generated(
-            value if input is None else input,
-            ksize=spatial_list(ksize, data_format),
-            strides=spatial_list(strides, data_format),
-            data_format=data_format,
-            name=name or op_def.name,
-            **padding_attrs(padding),
-        )
-
-    pool.__name__ = pool.__qualname__ = name
-    pool.__doc__ = f"{op_def.name}, as tf.compat.v1.nn.{name}.\n{example}"
-    return pool
-
-
-max_pool = _pool_builder(
+max_pool = pool_builder(
     MAX_POOL,
     "max_pool",
     """
@@ -422,7 +395,7 @@ max_pool = _pool_builder(
            [7., 8.]])
     """,
 )
-avg_pool = _pool_builder(
+avg_pool = pool_builder(
     AVG_POOL,
     "avg_pool",
     """

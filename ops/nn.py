@@ -2,7 +2,7 @@
 
 Activations, softmax, bias, batch norm and top-k come from nn_ops, losses from loss_ops,
 convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``), their
-backprops and conv2d_transpose from conv_backprop_ops.
+backprops and conv2d_transpose from conv_backprop_ops, the 3-D ones from conv3d_ops.
 
 >>> import numpy as np, minigraph as mg
 >>> g = mg.Graph()
@@ -12,6 +12,7 @@ backprops and conv2d_transpose from conv_backprop_ops.
 array([0., 2.])
 """
 
+from minigraph.ops.conv3d_ops import avg_pool3d, conv3d, max_pool3d
 from minigraph.ops.conv_backprop_ops import (
     conv2d_backprop_filter,
     conv2d_backprop_input,
@@ -42,8 +43,10 @@ from minigraph.ops.nn_ops import (
 
 __all__ = [
     "avg_pool",
+    "avg_pool3d",
     "bias_add",
     "conv2d",
+    "conv3d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
@@ -57,6 +60,7 @@ __all__ = [
     "leaky_relu",
     "log_softmax",
     "max_pool",
+    "max_pool3d",
     "relu",
     "relu6",
     "selu",

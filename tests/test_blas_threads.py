@@ -166,7 +166,7 @@ def test_every_matrix_product_kernel_counts_as_blas() -> None:
         except mg.errors.OpError:
             continue
         module = getattr(kernel, "__module__", "")
-        if module.endswith(("linalg_ops", "conv_ops")) and "Pool" not in name:
+        if module.endswith(("linalg_ops", "conv_ops", "conv3d_ops")) and "Pool" not in name:
             assert blas.may_call_blas(name, {}), name
     assert not blas.may_call_blas("AddV2", {"T": mg.float32})
 

@@ -173,6 +173,8 @@ def _tame_attr(a: Any) -> st.SearchStrategy:
         return st.booleans()
     if a.kind == "string":
         return st.sampled_from(list(a.allowed)) if a.allowed else st.just("")
+    if a.kind == "list(int)" and a.minimum == 5:  # the 3-D windows: ksize, strides
+        return st.sampled_from([[1, 1, 1, 1, 1], [1, 2, 2, 2, 1], [1, 1, 2, 1, 1]])
     if a.kind == "list(int)":
         return st.sampled_from([[1, 1, 1, 1], [1, 2, 2, 1], [1], [0, 1], []])
     if a.kind == "shape":
@@ -216,6 +218,13 @@ def library_ops() -> dict[str, OpDef]:
     }
 
 
+def _tame_rank(op_def: OpDef) -> int:
+    """The largest rank of a tame case's shapes: 5 for the ops whose window attrs take 5
+    values (Conv3D, MaxPool3D...), so that they get built; 4 for the others."""
+    windows_3d = any(a.kind == "list(int)" and a.minimum == 5 for a in op_def.attrs)
+    return 5 if windows_3d else 4
+
+
 @st.composite
 def op_case(draw: Any) -> tuple[str, list[Any], dict[str, Any]]:
     ops = library_ops()
@@ -225,7 +234,7 @@ def op_case(draw: Any) -> tuple[str, list[Any], dict[str, Any]]:
     attrs: dict[str, Any] = {}
     if draw(st.booleans()):  # a tame case: plausible arguments, so success paths run too
         types: dict[str, Any] = {}
-        shape = draw(shapes())
+        shape = draw(shapes(_tame_rank(op_def)))
         for a in op_def.attrs:
             if a.name not in inferred and (not a.has_default or draw(st.integers(0, 3)) == 0):
                 attrs[a.name] = draw(_tame_attr(a))

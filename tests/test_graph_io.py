@@ -198,6 +198,14 @@ OP_EXAMPLES = {
     "LogSoftmax": lambda: mg.nn.log_softmax(F),
     "MaxPool": lambda: mg.nn.max_pool(F.reshape(1, 3, 4, 1), 2, 1, "SAME"),
     "AvgPool": lambda: mg.nn.avg_pool(F.reshape(1, 3, 4, 1), 2, 2, "SAME"),
+    "Conv3D": lambda: mg.nn.conv3d(
+        F.reshape(1, 3, 2, 2, 1), np.ones((2, 1, 2, 1, 2), np.float32), [1, 2, 1, 1, 1], "SAME"
+    ),
+    "MaxPool3D": lambda: mg.nn.max_pool3d(F.reshape(1, 3, 2, 2, 1), [2, 1, 2], 1, "SAME"),
+    "AvgPool3D": lambda: mg.nn.avg_pool3d(F.reshape(1, 3, 2, 2, 1), 2, [2, 1, 1], "SAME"),
+    "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
+        F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
+    ),
     "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
         F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
     ),

@@ -74,6 +74,7 @@ def test_the_issue_models_are_all_there():
         "keras_text_cnn",
         "keras_lstm_unrolled",
         "fn_fused_batchnorm",
+        "keras_conv3d",
     } <= set(MODELS)
     ops = {name: set(c["ops"]) for name, c in MODELS.items()}
     assert {"Conv2D", "Relu", "AddV2", "Mean", "MatMul"} <= ops["keras_residual"]
@@ -85,6 +86,7 @@ def test_the_issue_models_are_all_there():
     assert {"UnsortedSegmentSum", "SegmentMean"} <= ops["fn_segments"]
     assert {"DepthwiseConv2dNative", "Relu6", "Pad", "Max"} <= ops["keras_depthwise"]
     assert {"FusedBatchNormV3"} <= ops["fn_fused_batchnorm"]
+    assert {"Conv3D", "MaxPool3D", "AvgPool3D"} <= ops["keras_conv3d"]
     assert not {"While", "StatelessWhile"} & ops["keras_lstm_unrolled"]
     for case in MODELS.values():  # float32 models: within 1e-5, as issue 11 asks
         assert case["rtol"] <= 1e-5 and case["atol"] <= 1e-5 and case["why"], case["name"]

@@ -5,6 +5,10 @@ minigraph), from the repository root::
 
     python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0
     /tmp/tfvenv/bin/python tests/tf_oracle/make_graph_fixtures.py [--minigraph-python PY]
+        [--only GROUP...]
+
+``--only keras_3d_models`` (last, with the names of functions below) remakes those groups'
+cases only and keeps the others in ``cases.json`` as they are.
 
 For each case it writes ``<name>.pb`` (or ``.pbtxt``) and ``<name>.npz`` holding
 ``feed/<tensor>`` (the inputs) and ``fetch/<tensor>`` (TensorFlow's outputs for them), and
@@ -504,6 +508,36 @@ def keras_more_models() -> None:
     )
 
 
+def keras_3d_models() -> None:
+    """A volumetric CNN: Conv3D (same, then dilated), MaxPooling3D, AveragePooling3D."""
+    rng = np.random.default_rng(12)
+    keras = tf.keras
+    layers = keras.layers
+    keras.utils.set_random_seed(13)
+    volumes = keras.Sequential(
+        [
+            keras.Input((5, 9, 9, 2)),
+            layers.Conv3D(4, 3, padding="same", activation="relu"),
+            layers.MaxPooling3D(2),
+            layers.Conv3D(6, 2, dilation_rate=(1, 2, 2), padding="same"),
+            layers.AveragePooling3D((2, 3, 3), strides=(1, 2, 2), padding="same"),
+            layers.Flatten(),
+            layers.Dense(3),
+        ]
+    )
+    _frozen(
+        "keras_conv3d",
+        lambda x: volumes(x),
+        [tf.TensorSpec([None, 5, 9, 9, 2], tf.float32, name="x")],
+        [rng.standard_normal((2, 5, 9, 9, 2)).astype(np.float32)],
+        kind="keras",
+        rtol=1e-5,
+        atol=1e-5,
+        why="a 54-term 3-D convolution, a 32-term dilated one, means of up to 18 cells and a "
+        "48-term matmul in float32",
+    )
+
+
 def keras_transpose_models() -> None:
     """A Keras decoder of Conv2DTranspose layers (Conv2DBackpropInput): strided SAME, strided
     VALID with output_padding, dilated."""
@@ -694,16 +728,19 @@ def main() -> None:
     elif not Path(python).exists():
         python = "python3"
     OUT.mkdir(parents=True, exist_ok=True)
-    seed_graphs()
-    frozen_graphs()
-    keras_models()
-    keras_more()
-    keras_real_models()
-    keras_more_models()
-    keras_transpose_models()
-    fn_real_graphs()
-    unsupported_graph()
-    (OUT / "cases.json").write_text(json.dumps(CASES, indent=1) + "\n")
+    groups = [seed_graphs, frozen_graphs, keras_models, keras_more, keras_real_models,
+              keras_more_models, keras_3d_models, keras_transpose_models,
+              fn_real_graphs, unsupported_graph]  # fmt: skip
+    only = sys.argv[sys.argv.index("--only") + 1 :] if "--only" in sys.argv else []
+    for group in groups:
+        if not only or group.__name__ in only:
+            group()
+    cases = CASES
+    if only:  # the other cases as they are, these rewritten or added
+        made = {c["name"]: c for c in CASES}
+        old = json.loads((OUT / "cases.json").read_text())
+        cases = [made.pop(c["name"], c) for c in old] + list(made.values())
+    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
     op_defs(python)
 
 
