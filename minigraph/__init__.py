@@ -99,6 +99,13 @@ from .ops.depth_space_ops import (  # noqa: E402  (the op library needs the runt
     depth_to_space,
     space_to_depth,
 )
+from .ops.detection_ops import (  # noqa: E402  (the op library needs the runtime above)
+    crop_and_resize,
+    non_max_suppression,
+    non_max_suppression_v4,
+    non_max_suppression_v5,
+    non_max_suppression_with_scores,
+)
 from .ops.gather_ops import (  # noqa: E402  (the op library needs the runtime above)
     gather,
     gather_nd,
@@ -351,6 +358,11 @@ __all__ = [
     "reshape",
     "resize_bilinear",
     "resize_nearest_neighbor",
+    "crop_and_resize",
+    "non_max_suppression",
+    "non_max_suppression_v4",
+    "non_max_suppression_v5",
+    "non_max_suppression_with_scores",
     "scatter_nd",
     "scatter_nd_non_aliasing_add",
     "shape",

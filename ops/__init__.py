@@ -14,6 +14,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     conv_ops,
     data_flow_ops,
     depth_space_ops,
+    detection_ops,
     gather_ops,
     image_ops,
     linalg_ops,
@@ -44,6 +45,7 @@ from minigraph.ops.conv_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.depth_space_ops import *  # noqa: F403
+from minigraph.ops.detection_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
 from minigraph.ops.image_ops import *  # noqa: F403
 from minigraph.ops.linalg_ops import *  # noqa: F403
@@ -84,6 +86,7 @@ FAMILIES = (
     spacetobatch_ops,
     depth_space_ops,
     image_ops,
+    detection_ops,
     data_flow_ops,
     partition_ops,
     segment_ops,

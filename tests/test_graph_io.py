@@ -160,6 +160,22 @@ OP_EXAMPLES = {
     "ResizeNearestNeighbor": lambda: mg.resize_nearest_neighbor(
         F.reshape(1, 3, 4, 1), [5, 7], half_pixel_centers=True
     ),
+    "NonMaxSuppressionV3": lambda: mg.non_max_suppression(F[:, :4], F[:, 0], 2, 0.4),
+    "NonMaxSuppressionV4": lambda: mg.non_max_suppression_v4(
+        F[:, :4], F[:, 0], np.int32(5), np.float32(0.4), np.float32(1), pad_to_max_output_size=True
+    ),
+    "NonMaxSuppressionV5": lambda: mg.non_max_suppression_v5(
+        F[:, :4], F[:, 0], np.int32(3), np.float32(0.4), np.float32(0), np.float32(0.5)
+    ),
+    "CropAndResize": lambda: mg.crop_and_resize(
+        F.reshape(1, 3, 4, 1), [[0, 0, 1, 1], [0.5, 1, 0, -0.2]], [0, 0], [2, 3], "nearest", 1.5
+    ),
+    # Random values differ from TensorFlow's (the bits are minigraph's own): what is compared
+    # is a fact of the distribution, and the seeded values across the round trip.
+    "RandomUniform": lambda: mg.less(mg.random_uniform([3, 4], seed=1), 1.0),
+    "RandomStandardNormal": lambda: mg.is_finite(mg.random_normal([5], seed=2)),
+    "TruncatedNormal": lambda: mg.less(mg.abs(mg.truncated_normal([6], seed=3)), 2.0),
+    "RandomUniformInt": lambda: mg.less(mg.random_uniform([4], 3, 9, mg.int64, seed=4), 9),
     "SpaceToBatchND": lambda: mg.space_to_batch_nd(F.reshape(1, 3, 4, 1), [1, 2], [[0, 1], [0, 0]]),
     "BatchToSpaceND": lambda: mg.batch_to_space_nd(F.reshape(4, 3, 1, 1), [2, 2], [[0, 1], [0, 0]]),
     "DynamicStitch": lambda: mg.dynamic_stitch([[0, 2], [1]], [[1.0, 2.0], [3.0]]),
