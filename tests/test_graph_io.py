@@ -222,9 +222,6 @@ OP_EXAMPLES = {
     "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
         F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
     ),
-    "DepthwiseConv2dNative": lambda: mg.nn.depthwise_conv2d_native(
-        F.reshape(1, 3, 2, 2), np.ones((2, 2, 2, 2), np.float32), 1, "SAME"
-    ),
     "Conv2DBackpropInput": lambda: mg.nn.conv2d_transpose(
         F.reshape(1, 3, 2, 2), np.ones((2, 2, 1, 2), np.float32), [1, 6, 4, 1], 2
     ),

@@ -63,8 +63,9 @@ CASES = [
                  strides=[1, 1, 2, 2, 1], padding="SAME"),
         ]
     ],
-    case("MaxPool3D", name="MaxPool3D-all-minus-inf-SAME", input=np.full((1, 1, 2, 3, 1), -inf, f32),
-         ksize=[1, 1, 2, 2, 1], strides=S1, padding="SAME"),
+    case("MaxPool3D", name="MaxPool3D-all-minus-inf-SAME",
+         input=np.full((1, 1, 2, 3, 1), -inf, f32), ksize=[1, 1, 2, 2, 1], strides=S1,
+         padding="SAME"),
     case("MaxPool3D", name="MaxPool3D-all-nan-SAME", input=np.full((1, 2, 1, 3, 1), nan, f32),
          ksize=[1, 2, 1, 2, 1], strides=S1, padding="SAME"),
 ]  # fmt: skip
