@@ -24,11 +24,13 @@ a size of 1) and blends, extrapolating outside the image.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from minigraph import dtypes, errors
+from minigraph.devices import is_cupy
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
@@ -105,13 +107,14 @@ def _nms_shape(
 # -- kernel checks -----------------------------------------------------------------------
 
 
-def _scalar(ctx: KernelContext, x: Any, name: str, rank_note: bool) -> np.ndarray:
-    """A scalar input on the host; V3 appends the rank to some of its messages."""
+def _scalar(ctx: KernelContext, x: Any, name: str, rank_note: bool) -> Any:
+    """A scalar input as a NumPy scalar (which CuPy takes as an operand, unlike a 0-d
+    NumPy array); V3 appends the rank to some of its messages."""
     x = host_array(ctx, x)
     if x.ndim != 0:
         note = f" (Shape must be rank 0 but is rank {x.ndim})" if rank_note else ""
         ctx.fail(f"{name} must be 0-D, got shape {shape_str(x.shape)}{note}")
-    return x
+    return x[()]
 
 
 def _nms_args(ctx: KernelContext, boxes: Any, scores: Any, *scalars: Any) -> tuple:
@@ -245,6 +248,35 @@ def _expf(xp: Any, x: Any) -> Any:
     return xp.where(x < _EXPF_UNDERFLOW, np.float32(0), (y * scale).astype(np.float32))
 
 
+def _row_products(xp: Any, factors: Any) -> Any:
+    """Each row's product, multiplied left to right in its dtype as TensorFlow's loop does
+    (every product rounded). NumPy's cumprod does that; CuPy's scans in parallel, in another
+    association that can move the last bit, so a GPU runs one thread a row instead."""
+    if not is_cupy(xp):
+        return xp.cumprod(factors, axis=1)[:, -1]
+    out = xp.empty(factors.shape[0], factors.dtype)
+    _row_products_kernel()(xp.ascontiguousarray(factors), factors.shape[1], out)
+    return out
+
+
+@functools.cache
+def _row_products_kernel() -> Any:
+    import cupy
+
+    return cupy.ElementwiseKernel(
+        "raw T factors, int64 cols",
+        "T out",
+        """
+        T product = factors[i * cols];
+        for (long long c = 1; c < cols; ++c) {
+            product = product * factors[i * cols + c];
+        }
+        out = product;
+        """,
+        "minigraph_row_products",
+    )
+
+
 class _Queue:
     """TensorFlow's candidate queue, refreshed lazily: each candidate's score, the number of
     selected boxes it has been compared with, and whether it is still queued."""
@@ -278,8 +310,7 @@ class _Queue:
         else:
             weight = (sims <= self.iou_threshold).astype(t)  # a NaN IoU zeroes the score
         weight = xp.where(unseen, weight, t.type(1))
-        factors = xp.concatenate([score[:, None], weight], axis=1)
-        new = xp.cumprod(factors, axis=1)[:, -1]
+        new = _row_products(xp, xp.concatenate([score[:, None], weight], axis=1))
         # at or below the threshold it leaves; no later weight (in [0, 1]) lifts it back
         leaves = ~(new > self.score_threshold)
         if not self.soft:
