@@ -114,6 +114,7 @@ from .ops.gather_ops import (  # noqa: E402  (the op library needs the runtime a
     where,
 )
 from .ops.image_ops import (  # noqa: E402  (the op library needs the runtime above)
+    resize_bicubic,
     resize_bilinear,
     resize_nearest_neighbor,
 )
@@ -358,6 +359,7 @@ __all__ = [
     "reshape",
     "resize_bilinear",
     "resize_nearest_neighbor",
+    "resize_bicubic",
     "crop_and_resize",
     "non_max_suppression",
     "non_max_suppression_v4",

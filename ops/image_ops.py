@@ -1,4 +1,4 @@
-"""Image resizing: ResizeBilinear and ResizeNearestNeighbor (NHWC images).
+"""Image resizing: ResizeBilinear, ResizeNearestNeighbor and ResizeBicubic (NHWC images).
 
 Both compute their source coordinates exactly as TensorFlow's CPU kernels do, in float32:
 the scale is ``in / out`` (``(in - 1) / (out - 1)`` with ``align_corners``), a coordinate
@@ -6,7 +6,8 @@ the scale is ``in / out`` (``(in - 1) / (out - 1)`` with ``align_corners``), a c
 neighbour leaves out the ``- 0.5`` and floors). Each kernel works out the source rows and
 columns once (vectors of the output's height and width), gathers them from the whole batch
 (two ``take`` calls) and, for bilinear, blends them in TensorFlow's order of float32
-operations; no Python loop runs over pixels.
+operations; bicubic gathers four rows, then four columns, with float32 weights from
+TensorFlow's table. No Python loop runs over pixels.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
 
-BUILDERS = ("resize_bilinear", "resize_nearest_neighbor")
+BUILDERS = ("resize_bilinear", "resize_nearest_neighbor", "resize_bicubic")
 
 _TYPES = type_set(
     (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.int64)
@@ -254,4 +255,148 @@ def resize_nearest_neighbor(
     )
 
 
-__all__ = ["ResizeBilinear", "ResizeNearestNeighbor", *BUILDERS]
+# -- ResizeBicubic ---------------------------------------------------------------------
+
+_TABLE_SIZE = 1024
+
+
+def _cubic_table(a: float) -> np.ndarray:
+    """InitCoeffsTable: Keys' cubic kernel at i / 1024 (column 0: |x| in [0, 1]) and at
+    1 + i / 1024 (column 1: |x| in [1, 2]), i = 0..1024, computed in double, kept as float."""
+    x = np.arange(_TABLE_SIZE + 1, dtype=np.float64) / _TABLE_SIZE
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    x = x + 1.0
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.stack([near, far], axis=1).astype(np.float32)
+
+
+_KEYS_TABLE = _cubic_table(-0.5)  # half_pixel_centers: Keys' A = -0.5
+_LEGACY_TABLE = _cubic_table(-0.75)
+
+
+def _cubic_taps(out_size: int, in_size: int, scale: np.float32, half: bool) -> tuple:
+    """GetWeightsAndIndices for each output index: (indices, weights), each (out_size, 4),
+    on the host.
+
+    The weights come from the table at the fraction rounded to 1/1024 (lrintf, ties to
+    even). Legacy: indices clamped to the image, weights as they are. Half-pixel centres:
+    taps outside the image weigh 0 and the rest are scaled to sum to 1, as TF does."""
+    v = _coords(np, out_size, scale, half, shift=True)
+    base = np.floor(v)
+    offset = np.rint((v - base) * np.float32(_TABLE_SIZE)).astype(np.int64)
+    table = _KEYS_TABLE if half else _LEGACY_TABLE
+    weights = np.stack(
+        [
+            table[offset, 1],
+            table[offset, 0],
+            table[_TABLE_SIZE - offset, 0],
+            table[_TABLE_SIZE - offset, 1],
+        ],
+        axis=1,
+    )
+    taps = base.astype(np.int64)[:, None] + np.arange(-1, 3)
+    index = np.clip(taps, 0, in_size - 1)
+    if half:
+        weights = np.where(index == taps, weights, np.float32(0))
+        total = ((weights[:, 0] + weights[:, 1]) + weights[:, 2]) + weights[:, 3]
+        usable = np.abs(total) >= np.float32(1000) * np.finfo(np.float32).tiny
+        scaled = weights * (np.float32(1) / np.where(usable, total, np.float32(1)))[:, None]
+        weights = np.where(usable[:, None], scaled, weights)
+    return index, weights
+
+
+def _blend4(xp: Any, x: Any, index: Any, weights: Any) -> Any:
+    """Sum over the 4 taps of the rows of ``x`` (a 2-D array, or 3-D with rows on axis 1)
+    gathered along axis 1, times their weights (one per output index, spread over the rows'
+    ``inner`` values), in TensorFlow's order: ((v0 * w0 + v1 * w1) + v2 * w2) + v3 * w3, in
+    float32, each product and sum rounded once."""
+    out = None
+    for k in range(4):  # the four taps, each vectorised over every pixel
+        term = xp.take(x, index[k], axis=1).astype(np.float32, copy=False)
+        term *= weights[k]
+        out = term if out is None else xp.add(out, term, out=out)
+    return out
+
+
+RESIZE_BICUBIC = define_op(
+    "ResizeBicubic",
+    inputs=["images: T", "size: int32"],
+    outputs=["resized_images: float"],
+    attrs=_ATTRS,
+    shape_fn=_resize_shape,
+    host_inputs=["size"],
+    doc="""
+Resizes NHWC ``images`` to ``size`` = ``[new_height, new_width]`` by bicubic interpolation
+over a 4x4 neighbourhood; the result is float32 whatever ``T``. As TensorFlow's CPU kernel:
+the cubic convolution kernel is Keys' with ``A = -0.5`` under ``half_pixel_centers`` (taps
+outside the image weigh 0, the others are renormalised) and ``A = -0.75`` otherwise (taps
+clamped to the edge); its weights come from a 1025-entry table at the fractional source
+coordinate rounded to 1/1024; columns of four rows are blended first, then four columns,
+in float32 and TensorFlow's order of operations. ``align_corners`` and ``half_pixel_centers``
+as ResizeBilinear; both at once are refused.
+
+Errors (InvalidArgumentError): a non-positive size ("output dimensions must be positive"), an
+empty image, ``size`` not a 2-vector, ``images`` not 4-D.
+
+Example: the [1, 1, 4, 1] image ``[0, 1, 2, 3]`` resized to width 8 with
+``half_pixel_centers`` gives about ``[-0.088, 0.168, 0.710, 1.25, 1.75, 2.290, 2.832, 3.088]``
+(the cubic kernel's negative lobes overshoot at the ends), as TensorFlow.
+""",
+)
+
+
+@register_kernel("ResizeBicubic", "CPU", "GPU")
+def _resize_bicubic_kernel(ctx: KernelContext, images: Any, size: Any) -> Any:
+    xp = ctx.xp
+    out_h, out_w = _validate(ctx, images, size)
+    n, h, w, c = images.shape
+    ctx.check_size((n, out_h, out_w, c), np.float32)
+    ctx.check_size((n, out_h, w, c), np.float32)  # the rows blended, before the columns
+    half, corners = ctx.attrs["half_pixel_centers"], ctx.attrs["align_corners"]
+    rows, row_weights = _cubic_taps(out_h, h, _scale(h, out_h, corners), half)
+    cols, col_weights = _cubic_taps(out_w, w, _scale(w, out_w, corners), half)
+    # Rows: whole image rows (w * c values) gathered at once, weighted per output row.
+    row_index = [xp.asarray(rows[:, k]) for k in range(4)]
+    row_w = [xp.asarray(row_weights[:, k, None]) for k in range(4)]
+    blended = _blend4(xp, images.reshape(n, h, w * c), row_index, row_w)
+    # Columns: each tap's flat offsets (column * c + channel), as single values: NumPy
+    # gathers those far faster than runs of c values along a 4-D axis.
+    channel = np.arange(c)
+    col_index = [xp.asarray((cols[:, k, None] * c + channel).reshape(-1)) for k in range(4)]
+    col_w = [xp.asarray(np.repeat(col_weights[:, k], c)) for k in range(4)]
+    out = _blend4(xp, blended.reshape(n * out_h, w * c), col_index, col_w)
+    return out.reshape(n, out_h, out_w, c)
+
+
+ResizeBicubic = make_wrapper_class(RESIZE_BICUBIC)
+_resize_bicubic = make_builder(RESIZE_BICUBIC, "resize_bicubic")
+
+
+def resize_bicubic(
+    images: Any,
+    size: Any,
+    align_corners: bool = False,
+    name: str | None = None,
+    half_pixel_centers: bool = False,
+) -> Output:
+    """Bicubic resize of NHWC ``images`` to ``size``, as tf.compat.v1.image.resize_bicubic.
+
+    >>> import numpy as np, minigraph as mg
+    >>> g = mg.Graph()
+    >>> with g.as_default():
+    ...     x = np.float32([0, 1, 2, 3]).reshape(1, 1, 4, 1)
+    ...     y = mg.resize_bicubic(x, [1, 8], half_pixel_centers=True)
+    >>> mg.Session(g).run(y).reshape(-1)
+    array([-0.0882353 ,  0.16788322,  0.7099237 ,  1.25      ,  1.75      ,
+            2.2900763 ,  2.8321168 ,  3.0882356 ], dtype=float32)
+    """
+    return _resize_bicubic(
+        images,
+        np.asarray(size, np.int32) if not isinstance(size, Output) else size,
+        align_corners=align_corners,
+        half_pixel_centers=half_pixel_centers,
+        name=name or "ResizeBicubic",
+    )
+
+
+__all__ = ["ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", *BUILDERS]

@@ -170,6 +170,7 @@ OP_EXAMPLES = {
     "CropAndResize": lambda: mg.crop_and_resize(
         F.reshape(1, 3, 4, 1), [[0, 0, 1, 1], [0.5, 1, 0, -0.2]], [0, 0], [2, 3], "nearest", 1.5
     ),
+    "ResizeBicubic": lambda: mg.resize_bicubic(F.reshape(1, 3, 4, 1), [5, 7], True),
     # Random values differ from TensorFlow's (the bits are minigraph's own): what is compared
     # is a fact of the distribution, and the seeded values across the round trip.
     "RandomUniform": lambda: mg.less(mg.random_uniform([3, 4], seed=1), 1.0),

@@ -1,5 +1,5 @@
-"""SpaceToDepth, DepthToSpace, grouped Conv2D and the resize ops against small references of
-their own (TensorFlow's answers are in tests/fixtures/ops/image.npz)."""
+"""SpaceToDepth, DepthToSpace, grouped Conv2D and the resize ops (bilinear, nearest, bicubic)
+against small references of their own (TensorFlow's answers are in tests/fixtures/ops/image.npz)."""
 
 import math
 
@@ -220,4 +220,103 @@ def test_resize_shapes_and_errors():
         np.zeros((1, 0, 2, 1), np.float32),
         np.array([3, 3], np.int32),
         match="input image must be of non-zero size",
+    )
+
+
+# -- ResizeBicubic ---------------------------------------------------------------------------
+
+
+def _keys(a, t):
+    """Keys' cubic convolution kernel at distance t (in double, as TF's table)."""
+    t = abs(t)
+    if t <= 1:
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+
+
+def _bicubic_taps(i, scale, size, half):
+    """One output index's four (index, weight) taps, as TF's GetWeightsAndIndices."""
+    f = np.float32
+    v = _source(i, scale, half, True)
+    base = math.floor(v)
+    offset = int(np.rint((v - f(base)) * f(1024)))  # lrintf: ties to even
+    a = -0.5 if half else -0.75
+    weights = [f(_keys(a, 1 + offset / 1024)), f(_keys(a, offset / 1024)),
+               f(_keys(a, 1 - offset / 1024)), f(_keys(a, 2 - offset / 1024))]  # fmt: skip
+    taps = [base - 1, base, base + 1, base + 2]
+    index = [min(max(t, 0), size - 1) for t in taps]
+    if half:
+        weights = [w if k == t else f(0) for w, k, t in zip(weights, index, taps)]
+        total = ((weights[0] + weights[1]) + weights[2]) + weights[3]
+        if abs(total) >= f(1000) * np.finfo(f).tiny:
+            weights = [w * (f(1) / total) for w in weights]
+    return index, weights
+
+
+def _bicubic_reference(x, oh, ow, corners, half):
+    """TensorFlow's CPU loop, one output pixel at a time: four rows blended for each of the
+    four columns, then the columns, in float32."""
+    n, h, w, c = x.shape
+    out = np.empty((n, oh, ow, c), np.float32)
+    sh, sw = _scale_of(h, oh, corners), _scale_of(w, ow, corners)
+    xf = x.astype(np.float32)
+    for y in range(oh):
+        rows, wy = _bicubic_taps(y, sh, h, half)
+        for xx in range(ow):
+            cols, wx = _bicubic_taps(xx, sw, w, half)
+            column = []
+            for col in cols:
+                v = [xf[:, r, col] for r in rows]
+                column.append(((v[0] * wy[0] + v[1] * wy[1]) + v[2] * wy[2]) + v[3] * wy[3])
+            out[:, y, xx] = ((column[0] * wx[0] + column[1] * wx[1]) + column[2] * wx[2]) + (
+                column[3] * wx[3]
+            )
+    return out
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("corners,half", MODES)
+@pytest.mark.parametrize("size", [(7, 3), (2, 9), (1, 1), (4, 5)])
+def test_resize_bicubic_matches_tensorflows_loop(corners, half, size):
+    x = rng.standard_normal((2, 4, 5, 3)).astype(np.float32)
+
+    def bicubic(t):
+        return mg.resize_bicubic(t, size, align_corners=corners, half_pixel_centers=half)
+
+    got = run(bicubic, x)
+    assert got.tobytes() == _bicubic_reference(x, *size, corners, half).tobytes()
+    ints = rng.integers(-1000, 1000, (1, 3, 2, 2)).astype(np.int16)
+    want = _bicubic_reference(ints, *size, corners, half)
+    assert run(bicubic, ints).tobytes() == want.tobytes()
+
+
+def test_resize_bicubic_keys_weights_sum_to_one_and_reproduce_a_ramp():
+    """Keys' kernel (half-pixel centres) reproduces linear data away from the borders."""
+    ramp = np.arange(16, dtype=np.float32).reshape(1, 1, 16, 1)
+    got = run(lambda t: mg.resize_bicubic(t, [1, 32], half_pixel_centers=True), ramp)
+    centres = (np.arange(32) + 0.5) / 2 - 0.5
+    np.testing.assert_allclose(got[0, 0, 4:-4, 0], centres[4:-4], atol=2e-3)
+
+
+def test_resize_bicubic_shapes_and_errors():
+    with mg.Graph().as_default():
+        x = mg.placeholder(mg.int8, [None, 4, 4, 3])
+        y = mg.resize_bicubic(x, [8, 2])
+        assert y.shape.as_list() == [None, 8, 2, 3] and y.dtype == mg.float32
+    build_fails(
+        lambda: mg.resize_bicubic(np.zeros((1, 2, 2, 1)), [3, 3], True, half_pixel_centers=True),
+        "If half_pixel_centers is True, align_corners must be False",
+    )
+    fails(
+        lambda t, s: mg.resize_bicubic(t, s),
+        np.zeros((1, 2, 2, 1), np.float32),
+        np.array([3, -1], np.int32),
+        match="output dimensions must be positive",
+    )
+    fails(
+        lambda t, s: mg.resize_bicubic(t, s),
+        np.zeros((2, 2, 1), np.float32),
+        np.array([3, 3], np.int32),
+        match=r"input must be 4-dimensional\[2,2,1\]",
+        known=False,
     )

@@ -1,5 +1,6 @@
 """Image and layout ops run by TensorFlow 2.21 (see make_op_fixtures.py): family "image":
-SpaceToDepth, DepthToSpace, grouped Conv2D, ResizeBilinear, ResizeNearestNeighbor.
+SpaceToDepth, DepthToSpace, grouped Conv2D, ResizeBilinear, ResizeNearestNeighbor,
+ResizeBicubic.
 
 Left out: NCHW SpaceToDepth/DepthToSpace (TensorFlow's CPU has no kernel for it, its GPU
 runs it; minigraph does the same, tested in test_image_ops.py, while these cases also run
@@ -102,4 +103,44 @@ CASES = [
          size=np.array([3, 0], i32)),
     case("ResizeNearestNeighbor", name="RNN-no-channels", images=normal((1, 2, 2, 0)),
          size=np.array([3, 3], i32)),
+    # ResizeBicubic: each corner mode, up and down (fewer than 4 rows or columns, 1 pixel)
+    *[
+        case("ResizeBicubic", name=f"RBC-{label}-{h}x{w}", images=img, size=np.array([h, w], i32),
+             align_corners=ac, half_pixel_centers=hp)
+        for label, ac, hp in [("legacy", False, False), ("corners", True, False),
+                              ("half", False, True)]
+        for img in [normal((1, 5, 7, 3))]
+        for h, w in [(9, 4), (3, 11), (5, 7), (1, 1), (10, 14), (2, 23)]
+    ],
+    case("ResizeBicubic", name="RBC-small-image-half", images=normal((1, 2, 1, 2)),
+         size=np.array([5, 3], i32), half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-1pixel-up", images=normal((1, 1, 1, 4)),
+         size=np.array([3, 2], i32)),
+    case("ResizeBicubic", name="RBC-uint8", images=rng.integers(0, 255, (1, 6, 5, 2)).astype(u8),
+         size=np.array([11, 13], i32), half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-int64", images=rng.integers(-2**40, 2**40, (1, 4, 4, 1)),
+         size=np.array([7, 3], i32)),
+    case("ResizeBicubic", name="RBC-f64", images=normal((1, 4, 6, 1), f64),
+         size=np.array([7, 3], i32), align_corners=True),
+    case("ResizeBicubic", name="RBC-f16", images=normal((1, 3, 3, 2), f16),
+         size=np.array([4, 5], i32), half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-same-size", images=normal((1, 4, 5, 1)),
+         size=np.array([4, 5], i32)),
+    case("ResizeBicubic", name="RBC-5channels-big", images=normal((1, 12, 12, 5)),
+         size=np.array([25, 17], i32), half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-down-a-lot", images=normal((1, 30, 23, 1)),
+         size=np.array([3, 4], i32)),
+    case("ResizeBicubic", name="RBC-inf-nan",
+         images=np.array([1, np.inf, 2, np.nan, 3, 4], f32).reshape(1, 2, 3, 1),
+         size=np.array([3, 5], i32), half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-both-modes", images=normal((1, 2, 2, 1)),
+         size=np.array([3, 3], i32), align_corners=True, half_pixel_centers=True),
+    case("ResizeBicubic", name="RBC-zero-size", images=normal((1, 2, 2, 1)),
+         size=np.array([0, 3], i32)),
+    case("ResizeBicubic", name="RBC-empty-image", images=normal((1, 2, 0, 1)),
+         size=np.array([3, 3], i32)),
+    case("ResizeBicubic", name="RBC-empty-batch", images=normal((0, 2, 2, 1)),
+         size=np.array([3, 3], i32)),
+    case("ResizeBicubic", name="RBC-rank3", images=normal((2, 2, 1)), size=np.array([3, 3], i32)),
+    case("ResizeBicubic", name="RBC-size1", images=normal((1, 2, 2, 1)), size=np.array([3], i32)),
 ]  # fmt: skip
