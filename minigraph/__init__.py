@@ -170,6 +170,11 @@ from .ops.pad_ops import (  # noqa: E402  (the op library needs the runtime abov
 from .ops.partition_ops import (  # noqa: E402  (the op library needs the runtime above)
     dynamic_partition,
 )
+from .ops.random_ops import (  # noqa: E402  (the op library needs the runtime above)
+    random_normal,
+    random_uniform,
+    truncated_normal,
+)
 from .ops.reduction_ops import (  # noqa: E402  (the op library needs the runtime above)
     argmax,
     argmin,
@@ -365,6 +370,9 @@ __all__ = [
     "non_max_suppression_v4",
     "non_max_suppression_v5",
     "non_max_suppression_with_scores",
+    "random_normal",
+    "random_uniform",
+    "truncated_normal",
     "scatter_nd",
     "scatter_nd_non_aliasing_add",
     "shape",

@@ -7,6 +7,7 @@ holds, for one plan, a captured graph per feed signature (each feed's shape and 
 
 - **When**: every step of the plan runs on the GPU (host constants aside; a CPU step,
   even shape arithmetic on constants, makes the plan not capturable: the simplest rule),
+  no step is stateful (a replay would repeat a random op's draws),
   every feed is a device array of at most SMALL_DEVICE_FEED bytes or a host array of at
   most SMALL_HOST_FEED bytes (a large feed's copy into the graph's buffer outweighs the
   launches a graph saves: such a plan is not launch-bound), and the

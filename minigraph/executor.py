@@ -27,7 +27,7 @@ from .graph import group_inputs
 from .interop import Schedule, default_threads, plan_schedule, run_schedule
 from .kernel import KernelContext
 from .plan import Plan, Step
-from .registry import lookup_kernel
+from .registry import lookup_kernel, lookup_op
 from .transfer import COPY_OP
 
 __all__ = ["Executor", "LocalExecutor", "StepTiming", "current_trace"]
@@ -247,9 +247,12 @@ def _plan_graphs(
 ) -> PlanGraphs | None:
     """The CUDA graphs of a plan whose steps all run on GPU:0 (host constants aside), or
     None: a CPU step (even shape arithmetic on constants), another GPU, an upload of
-    anything but a feed, or a fed value fetched as it is make it not capturable (see
+    anything but a feed, a fed value fetched as it is, or a stateful step (a replay would
+    repeat its effect: a random op's draws) make it not capturable (see
     minigraph.cuda_graphs). The uploads of feeds stay out of the graph."""
     if not fast_steps or set(plan.fetch_slots) & set(plan.feed_slots):
+        return None
+    if any(lookup_op(step.op_type).is_stateful for step in fast_steps):
         return None
     if any(step.device != "GPU:0" for step in fast_steps):
         return None

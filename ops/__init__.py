@@ -25,6 +25,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     nn_ops,
     pad_ops,
     partition_ops,
+    random_ops,
     reduction_ops,
     scatter_nd_non_aliasing,
     scatter_ops,
@@ -56,6 +57,7 @@ from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
 from minigraph.ops.partition_ops import *  # noqa: F403
+from minigraph.ops.random_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403
 from minigraph.ops.scatter_nd_non_aliasing import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
@@ -87,6 +89,7 @@ FAMILIES = (
     depth_space_ops,
     image_ops,
     detection_ops,
+    random_ops,
     data_flow_ops,
     partition_ops,
     segment_ops,
