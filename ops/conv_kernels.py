@@ -168,7 +168,7 @@ def depthwise_conv(
     [64,32,32,32], 3x3: see the commit); the products and their order are the same."""
     xp = ctx.xp
     *k, cin, cmul = w.shape
-    weights = w.reshape(-1, cin, cmul)
+    weights = w.reshape(math.prod(k), cin, cmul)  # -1 is ambiguous for an empty filter
     n = xpad.shape[0]
     if cmul != 1:
         out = xp.zeros((n, *outs, cin, cmul), w.dtype)

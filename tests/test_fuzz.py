@@ -48,7 +48,6 @@ LONG = os.environ.get("MINIGRAPH_FUZZ_LONG", "") not in ("", "0") or (
     settings.get_current_profile_name() == "fuzz-long"
 )
 _COUNT = int(os.environ.get("MINIGRAPH_FUZZ_EXAMPLES", "0") or 0)  # overrides both
-OP_EXAMPLES = _COUNT or (100_000 if LONG else 1200)
 FILE_EXAMPLES = _COUNT or (100_000 if LONG else 300)
 # Kept small so every kernel is fast; sizes in attrs and values may still be huge.
 CAP_BYTES = 1 << 24
@@ -429,6 +428,10 @@ def guarded() -> Iterator[None]:
 
 
 # -- op fuzzing -----------------------------------------------------------------------------
+
+
+# About a dozen draws an op, so that most ops meet a case they accept whatever their count.
+OP_EXAMPLES = _COUNT or (100_000 if LONG else 12 * len(library_ops()))
 
 
 @pytest.mark.usefixtures("guarded")
