@@ -51,6 +51,7 @@ from .shapes import TensorShape
 bool = bool_  # noqa: A001  (mg.bool, as tf.bool)
 
 from . import ops  # type: ignore[attr-defined]  # noqa: E402  (ops/ is installed here)
+from .ops import gradient_checker as test  # noqa: E402  (mg.test.compute_gradient)
 from .ops import nn  # noqa: E402  (mg.nn, as tf.nn)
 from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime above)
     cast,
@@ -113,6 +114,7 @@ from .ops.gather_ops import (  # noqa: E402  (the op library needs the runtime a
     unique,
     where,
 )
+from .ops.gradients import gradients  # noqa: E402  (the op library needs the runtime above)
 from .ops.image_ops import (  # noqa: E402  (the op library needs the runtime above)
     resize_bicubic,
     resize_bilinear,
@@ -122,6 +124,7 @@ from .ops.linalg_ops import (  # noqa: E402  (the op library needs the runtime a
     einsum,
     matmul,
 )
+from .ops.math_n_ops import add_n  # noqa: E402  (the op library needs the runtime above)
 from .ops.math_ops import (  # noqa: E402  (the op library needs the runtime above)
     abs,
     add,
@@ -211,6 +214,7 @@ from .ops.segment_ops import (  # noqa: E402  (the op library needs the runtime 
     unsorted_segment_sum,
 )
 from .ops.shape_ops import (  # noqa: E402  (the op library needs the runtime above)
+    broadcast_gradient_args,
     broadcast_to,
     expand_dims,
     rank,
@@ -289,6 +293,10 @@ __all__ = [
     "write_graph",
     "summary",
     "saved_model",
+    "gradients",
+    "test",
+    "add_n",
+    "broadcast_gradient_args",
     "add",
     "abs",
     "atan2",

@@ -15,6 +15,7 @@ __all__ = [
     "OpError",
     "InvalidArgumentError",
     "NotFoundError",
+    "NoGradientError",
     "OutOfRangeError",
     "ResourceExhaustedError",
     "FailedPreconditionError",
@@ -56,6 +57,11 @@ class InvalidArgumentError(OpError):
 
 class NotFoundError(OpError):
     """Something looked up by name (a tensor, an op, a kernel) does not exist."""
+
+
+class NoGradientError(NotFoundError, LookupError):
+    """An op on the path of ``mg.gradients`` has no gradient function (TensorFlow raises a
+    LookupError, which this is too)."""
 
 
 class OutOfRangeError(OpError):

@@ -18,6 +18,9 @@ __all__ = [
     "lookup_op",
     "lookup_kernel",
     "registered_ops",
+    "register_gradient",
+    "not_differentiable",
+    "lookup_gradient",
 ]
 
 OPS: dict[str, OpDef] = {}
@@ -170,3 +173,45 @@ def lookup_kernel(op: str, device: str, node_name: str = "") -> Callable:
 def registered_ops() -> dict[str, OpDef]:
     """A copy of the op registry: op name -> OpDef (see ``OpDef.kernel_devices``)."""
     return dict(OPS)
+
+
+# Gradient functions by op type (TensorFlow's RegisterGradient): ``fn(op, *output_grads)``
+# returns one gradient (an Output or None) per input. None as the value marks an op that
+# has no gradient by design (TensorFlow's NotDifferentiable: Shape, ArgMax, comparisons):
+# gradients stop there instead of failing.
+GRADIENTS: dict[str, Callable[..., Any] | None] = {}
+
+
+def register_gradient(op: str) -> Callable[[Callable], Callable]:
+    """Decorator: ``@register_gradient("Mul")`` registers the gradient function of ``op``.
+
+    ``fn(op, *grads)`` gets the forward :class:`~minigraph.graph.Operation` and one
+    gradient per output (an Output; outputs nothing depends on get zeros when another
+    output has a gradient), and returns one gradient per input, None where there is none.
+    It builds its ops with the ordinary builders; ``mg.gradients`` calls it under the
+    forward op's name scope and device. Registering twice raises.
+    """
+
+    def deco(fn: Callable) -> Callable:
+        lookup_op(op)  # a gradient for an op nobody declared is a typo
+        if op in GRADIENTS:
+            raise ValueError(f"a gradient for {op!r} is already registered")
+        GRADIENTS[op] = fn
+        return fn
+
+    return deco
+
+
+def not_differentiable(*ops: str) -> None:
+    """Declare that ``ops`` have no gradient by design: gradients stop at them."""
+    for op in ops:
+        lookup_op(op)
+        if op in GRADIENTS:
+            raise ValueError(f"a gradient for {op!r} is already registered")
+        GRADIENTS[op] = None
+
+
+def lookup_gradient(op: str) -> tuple[bool, Callable[..., Any] | None]:
+    """``(registered, fn)``: whether ``op`` has a gradient entry, and its function (None
+    for an op declared not differentiable)."""
+    return op in GRADIENTS, GRADIENTS.get(op)

@@ -6,6 +6,7 @@ classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
 """
 
 from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
+    array_grad,
     array_ops,
     compare_ops,
     control_flow_ops,
@@ -16,11 +17,14 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     depth_space_ops,
     detection_ops,
     gather_ops,
+    gradients,
     image_ops,
     linalg_ops,
     list_gather_ops,
     list_ops,
     loss_ops,
+    math_grad,
+    math_n_ops,
     math_ops,
     nn_ops,
     pad_ops,
@@ -48,11 +52,13 @@ from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.depth_space_ops import *  # noqa: F403
 from minigraph.ops.detection_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
+from minigraph.ops.gradients import AddSymbolicGradients  # noqa: F401
 from minigraph.ops.image_ops import *  # noqa: F403
 from minigraph.ops.linalg_ops import *  # noqa: F403
 from minigraph.ops.list_gather_ops import *  # noqa: F403
 from minigraph.ops.list_ops import *  # noqa: F403
 from minigraph.ops.loss_ops import *  # noqa: F403
+from minigraph.ops.math_n_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
@@ -77,6 +83,7 @@ FAMILIES = (
     pad_ops,
     gather_ops,
     math_ops,
+    math_n_ops,
     compare_ops,
     linalg_ops,
     reduction_ops,

@@ -1,5 +1,5 @@
-"""Shape ops: Shape, Size, Rank, Reshape, Transpose, Slice, ExpandDims, Squeeze and
-BroadcastTo.
+"""Shape ops: Shape, Size, Rank, Reshape, Transpose, Slice, ExpandDims, Squeeze,
+BroadcastTo and BroadcastGradientArgs.
 
 Each op stands in one block: declaration, shape function, kernel, builder.
 """
@@ -35,6 +35,7 @@ BUILDERS = (
     "expand_dims",
     "squeeze",
     "broadcast_to",
+    "broadcast_gradient_args",
 )
 
 
@@ -573,6 +574,82 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Output:  # 
     return _broadcast_to(input, index_value(shape), name=name or "BroadcastTo")
 
 
+# -- BroadcastGradientArgs -----------------------------------------------------------
+
+
+def gradient_reduction_axes(s0: Any, s1: Any, fail: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The axes of the broadcast result that each of two shapes was stretched along (so
+    that its gradient is summed over them), as TensorFlow's BCast gives them: an axis
+    missing from a shape, or 1 in it where the result is larger, and every axis where
+    both are 1; ascending."""
+    a, b = [int(d) for d in s0], [int(d) for d in s1]
+    rank = max(len(a), len(b))
+    a, b = [1] * (rank - len(a)) + a, [1] * (rank - len(b)) + b
+    r0, r1 = [], []
+    for axis, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            fail(f"Incompatible shapes: [{','.join(map(str, s0))}] vs. [{','.join(map(str, s1))}]")
+        if x == 1 and (y != 1 or x == y):
+            r0.append(axis)
+        if y == 1 and (x != 1 or x == y):
+            r1.append(axis)
+    return np.array(r0, np.int64), np.array(r1, np.int64)
+
+
+def _broadcast_gradient_args_shape(c: InferenceContext, s0: TensorSpec, s1: TensorSpec) -> Any:
+    with_rank(s0.shape, 1)
+    with_rank(s1.shape, 1)
+    if s0.value is not None and s1.value is not None:
+        dtype = c.attrs["T"].np
+        r0, r1 = gradient_reduction_axes(s0.value, s1.value, c.fail)
+        return [r0.astype(dtype), r1.astype(dtype)]
+    return [TensorShape([None]), TensorShape([None])]
+
+
+BROADCAST_GRADIENT_ARGS = define_op(
+    "BroadcastGradientArgs",
+    inputs=["s0: T", "s1: T"],
+    outputs=["r0: T", "r1: T"],
+    attrs=["T: {int32, int64} = int32"],
+    shape_fn=_broadcast_gradient_args_shape,
+    host_inputs=["s0", "s1"],
+    host_outputs=["r0", "r1"],
+    doc="""
+The axes along which a binary op's gradient is summed for each input: given the shapes
+``s0`` and ``s1`` of two broadcast operands, the axes of the result each was stretched
+along.
+
+>>> import minigraph as mg
+>>> g = mg.Graph()
+>>> with g.as_default():
+...     r0, r1 = mg.broadcast_gradient_args([2, 3, 1], [3, 4])
+>>> [v.tolist() for v in mg.Session(g).run([r0, r1])]
+[[2], [0]]
+""",
+)
+
+
+@register_kernel("BroadcastGradientArgs", "CPU", "GPU")
+def _broadcast_gradient_args_kernel(ctx: KernelContext, s0: Any, s1: Any) -> Any:
+    for name, s in (("s0", s0), ("s1", s1)):
+        if s.ndim != 1:
+            ctx.fail(f"In[{name[1]}] must be a vector. {list(s.shape)}")
+    dtype = ctx.attrs["T"].np
+    r0, r1 = gradient_reduction_axes(host_array(ctx, s0), host_array(ctx, s1), ctx.fail)
+    return [r0.astype(dtype), r1.astype(dtype)]
+
+
+BroadcastGradientArgs = make_wrapper_class(BROADCAST_GRADIENT_ARGS)
+_broadcast_gradient_args = make_builder(BROADCAST_GRADIENT_ARGS)
+
+
+def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None) -> list[Output]:
+    """``[r0, r1]``: the axes to sum each operand's gradient over (see the op)."""
+    return _broadcast_gradient_args(
+        index_value(s0), index_value(s1), name=name or "BroadcastGradientArgs"
+    )
+
+
 __all__ = [
     "Shape",
     "Size",
@@ -583,5 +660,6 @@ __all__ = [
     "ExpandDims",
     "Squeeze",
     "BroadcastTo",
+    "BroadcastGradientArgs",
     *BUILDERS,
 ]

@@ -256,6 +256,10 @@ OP_EXAMPLES = {
     "ExpandDims": lambda: mg.expand_dims(F, -1),
     "Squeeze": lambda: mg.squeeze(mg.expand_dims(F, 0), [0]),
     "BroadcastTo": lambda: mg.broadcast_to(F, [2, 3, 4]),
+    "BroadcastGradientArgs": lambda: mg.broadcast_gradient_args(
+        mg.placeholder(mg.int32, [None], name="s0"), [1, 4]
+    )[0],
+    "AddN": lambda: mg.add_n([F, F * 2.0, F]),
     "Slice": lambda: mg.slice(F, [0, 1], [-1, 1]),
     "Split": lambda: mg.split(F, 2, axis=1),
     "SplitV": lambda: mg.split(F, [1, -1], axis=1),
