@@ -244,6 +244,13 @@ from .ops.sparse_segment_ops import (  # noqa: E402  (the op library needs the r
     sparse_segment_sum,
 )
 from .ops.tensor_array import TensorArray  # noqa: E402  (the op library needs the runtime above)
+from .ops.variables import (  # noqa: E402  (the op library needs the runtime above)
+    Variable,
+    global_variables,
+    global_variables_initializer,
+    trainable_variables,
+    variables_initializer,
+)
 
 __version__ = "0.1.0"
 
@@ -445,6 +452,11 @@ __all__ = [
     "case",
     "switch_case",
     "TensorArray",
+    "Variable",
+    "global_variables",
+    "global_variables_initializer",
+    "trainable_variables",
+    "variables_initializer",
     "variant",
     "resource",
 ]

@@ -28,6 +28,7 @@ from .interop import Schedule, default_threads, plan_schedule, run_schedule
 from .kernel import KernelContext
 from .plan import Plan, Step
 from .registry import lookup_kernel, lookup_op
+from .resources import ResourceManager
 from .transfer import COPY_OP
 
 __all__ = ["Executor", "LocalExecutor", "StepTiming", "current_trace"]
@@ -51,7 +52,10 @@ def _device_of(step: Step) -> Device:
 
 
 def _bind(
-    step: Step, tensor_bytes: int | None = None, threads: int | None = None
+    step: Step,
+    tensor_bytes: int | None = None,
+    threads: int | None = None,
+    resources: ResourceManager | None = None,
 ) -> tuple[Callable[..., Any], KernelContext]:
     kernel = lookup_kernel(step.op_type, step.device.partition(":")[0], step.node_name)
     device = _device_of(step)
@@ -65,6 +69,7 @@ def _bind(
         device.memory_limit,
         tensor_bytes,
         threads,
+        resources,
     )
     if any(n is not None for n in step.input_lengths):
         lengths = step.input_lengths
@@ -128,7 +133,8 @@ class LocalExecutor:
     ``mg.config.max_tensor_bytes()``, the machine's free memory unless set);
     ``intra_op_threads`` the threads one kernel may use (None: ``mg.config.kernel_threads()``);
     ``inter_op_threads`` how many big independent steps may run at once (None: the cores,
-    at most 4; 1: one at a time; see minigraph.interop).
+    at most 4; 1: one at a time; see minigraph.interop); ``resources`` the variables its
+    kernels see (default: its own, empty).
     """
 
     def __init__(
@@ -136,10 +142,12 @@ class LocalExecutor:
         max_tensor_bytes: int | None = None,
         intra_op_threads: int | None = None,
         inter_op_threads: int | None = None,
+        resources: ResourceManager | None = None,
     ) -> None:
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.intra_op_threads = intra_op_threads
         self.inter_op_threads = inter_op_threads or default_threads()
+        self.resources = resources if resources is not None else ResourceManager()
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
         self._bound: dict[int, tuple[weakref.ref[Plan], _Bound]] = {}
 
@@ -160,7 +168,7 @@ class LocalExecutor:
         bound, fast, fast_steps = [], [], []
         template: list[Any] = [None] * plan.num_slots
         for step in plan.steps:
-            fn, ctx = _bind(step, self.max_tensor_bytes, self.intra_op_threads)
+            fn, ctx = _bind(step, self.max_tensor_bytes, self.intra_op_threads, self.resources)
             single = step.single_output
             args, outs = _getter(step.inputs), step.outputs[0] if single else step.outputs
             bound.append((fn, ctx, args, outs, single, step.release))

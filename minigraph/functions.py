@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from . import errors
@@ -69,10 +70,15 @@ class FuncGraph(Graph):
         self.args: list[Output] = []  # every _Arg in index order: declared, then captured
         self.captures: dict[Output, tuple[Output, Output]] = {}  # x -> (outer value, _Arg)
 
-    def add_arg(self, dtype: DType, shape: TensorShape, name: str) -> Output:
-        """A new argument: the next ``_Arg`` of the body."""
+    def add_arg(
+        self, dtype: DType, shape: TensorShape, name: str, handle_data: Any = None
+    ) -> Output:
+        """A new argument: the next ``_Arg`` of the body (a resource keeps the handle data of
+        what it is passed, so that reading a captured variable has its shape)."""
         attrs = {"T": dtype, "index": len(self.args), "shape": shape}
         node = self.create_node(lookup_op(ARG_OP), self.unique_name(name), [], attrs)
+        if handle_data is not None:
+            node.output_specs = (replace(node.output_specs[0], handle_data=handle_data),)
         self.args.append(Output(Operation(node), 0))
         return self.args[-1]
 
@@ -91,7 +97,8 @@ class FuncGraph(Graph):
             raise errors.InvalidArgumentError(
                 f"{x.name} is from a graph that does not enclose the body of {self.name}"
             )
-        inner = self.add_arg(x.dtype, x.shape, f"capture_{x.node.name.replace('/', '_')}")
+        name = f"capture_{x.node.name.replace('/', '_')}"
+        inner = self.add_arg(x.dtype, x.shape, name, x.spec.handle_data)
         self.captures[x] = (outer_x, inner)
         return inner
 
@@ -239,19 +246,25 @@ class Function:
         return f"<Function {self.name}: {len(self.inputs)} args, {len(self.outputs)} results>"
 
 
-_EXECUTORS: dict[tuple[Any, ...], LocalExecutor] = {}
+_EXECUTORS: dict[tuple[Any, ...], LocalExecutor] = {}  # for callers with no Session (Dask)
 _EXECUTORS_LOCK = threading.Lock()
 
 
 def _executor(ctx: KernelContext) -> LocalExecutor:
-    """One executor per (tensor cap, threads): it keeps each body plan's bound steps."""
+    """One executor per (tensor cap, threads) that keeps each body plan's bound steps. A
+    Session's are among its resources: the bodies see the caller's variables, and the
+    executors go with the Session."""
     key = (ctx.tensor_bytes, ctx.threads)
+
+    def make() -> LocalExecutor:
+        return LocalExecutor(*key, inter_op_threads=1, resources=ctx.resources)
+
+    if ctx.resources is not None:
+        return ctx.resources.lookup_or_create("_function_executors", repr(key), make)
     ex = _EXECUTORS.get(key)
     if ex is None:
         with _EXECUTORS_LOCK:
-            ex = _EXECUTORS.setdefault(
-                key, LocalExecutor(ctx.tensor_bytes, ctx.threads, inter_op_threads=1)
-            )
+            ex = _EXECUTORS.setdefault(key, make())
     return ex
 
 

@@ -290,6 +290,20 @@ class Graph:
         # Functions that call ops of this graph and of its bodies name: name -> Function
         # (minigraph.functions). Import fills it from a GraphDef's library; builders add to it.
         self.library: dict[str, Any] = {}
+        # Named lists of Python objects, as TensorFlow's graph collections (its variables).
+        self._collections: dict[str, list[Any]] = {}
+
+    # -- collections ---------------------------------------------------------
+
+    def add_to_collection(self, name: str, value: Any) -> None:
+        """Append ``value`` to the collection ``name`` (``"variables"``, ...)."""
+        with self._lock:
+            self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name: str) -> list[Any]:
+        """A copy of the collection ``name`` (empty if nothing was added)."""
+        with self._lock:
+            return list(self._collections.get(name, ()))
 
     # -- names ---------------------------------------------------------------
 
@@ -574,7 +588,7 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
     out_dtypes: list[DType] = []
     for arg in op_def.outputs:
         out_dtypes.extend(arg.dtypes_in(attrs))
-    single = isinstance(result, shapes.TensorShape | np.ndarray)
+    single = isinstance(result, shapes.TensorShape | np.ndarray | TensorSpec)
     out_shapes = [result] if single else list(result)
     if len(out_shapes) != len(out_dtypes):
         raise errors.InternalError(
@@ -582,10 +596,13 @@ def _infer(node: Node, grouped: Sequence[Any]) -> tuple[TensorSpec, ...]:
             node.name,
             op_def.name,
         )
-    # A shape function may return a value it already knows (Shape of a known shape).
+    # A shape function may return a value it already knows (Shape of a known shape), or a
+    # whole TensorSpec (a resource handle with its handle data).
     out = [
         TensorSpec(shapes.as_shape(s.shape), dt, _frozen(s, dt))
         if isinstance(s, np.ndarray)
+        else TensorSpec(s.shape, dt, s.value, s.handle_data)
+        if isinstance(s, TensorSpec)
         else TensorSpec(shapes.as_shape(s), dt)
         for s, dt in zip(out_shapes, out_dtypes)
     ]

@@ -321,9 +321,11 @@ FUNCTION_CALL_OPS = frozenset({"SymbolicGradient", "RemoteCall"})
 
 FREEZE = 'docs/tensorflow.md, "A frozen Keras model or a tf.function"'
 KIND_HINTS = {
-    "variable": "give minigraph the model's SavedModel directory (its variables are frozen "
-    "on load), or freeze the variables into constants with TensorFlow "
-    f"(convert_variables_to_constants_v2; {FREEZE})",
+    "variable": "minigraph runs resource variables (VarHandleOp, ReadVariableOp, "
+    "AssignVariableOp: mg.Variable), not TensorFlow 1's reference variables or this update: "
+    "give minigraph the model's SavedModel directory (its variables are frozen on load), or "
+    f"freeze the variables into constants with TensorFlow (convert_variables_to_constants_v2; "
+    f"{FREEZE})",
     "function call": "a call minigraph does not make (it runs PartitionedCall of the "
     "GraphDef's library): freeze the model with TensorFlow, which inlines its function calls "
     f"({FREEZE})",

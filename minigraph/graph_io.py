@@ -90,6 +90,8 @@ def _attr_to_json(a: AttrDef, value: Any) -> dict[str, Any]:
         return {"list(int)": list(value)}
     if a.kind == "list(type)":
         return {"list(type)": [t.name for t in value]}
+    if a.kind == "list(string)":
+        return {"list(string)": list(value)}
     return {a.kind: value}
 
 
@@ -224,6 +226,11 @@ def _attr_from_json(fail: _Fail, a: AttrDef, obj: Any) -> Any:
         _expect(fail, value, list, f"attr '{a.name}'")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             fail(f"attr '{a.name}' must be a list of ints, got {_short(value)}")
+        return tuple(value)
+    if a.kind == "list(string)":
+        _expect(fail, value, list, f"attr '{a.name}'")
+        if not all(isinstance(v, str) for v in value):
+            fail(f"attr '{a.name}' must be a list of strings, got {_short(value)}")
         return tuple(value)
     expected = {"int": int, "bool": bool, "string": str}[a.kind]
     return _expect(fail, value, expected, f"attr '{a.name}'")

@@ -23,11 +23,14 @@ __all__ = ["TensorSpec", "InferenceContext", "shape_from_value"]
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """Shape and dtype of a tensor, and its value when it is a known small constant."""
+    """Shape and dtype of a tensor, and its value when it is a known small constant. A
+    resource handle may carry the (shape, dtype) of what it refers to, as TensorFlow's
+    handle data: a variable's, so that reading it has a known shape."""
 
     shape: TensorShape
     dtype: DType
     value: np.ndarray | None = None
+    handle_data: tuple[TensorShape, DType] | None = None
 
 
 class InferenceContext:

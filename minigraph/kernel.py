@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import config, errors, host_pool
+from .resources import ResourceManager
 
 __all__ = ["KernelContext", "check_output_size", "tensor_limit"]
 
@@ -109,7 +110,8 @@ class KernelContext:
 
     ``memory_limit`` is the device's (a GPU's memory; None on the host) and
     ``tensor_bytes`` the Session's cap (None: ``mg.config.max_tensor_bytes()``); every
-    size check uses the smaller (see :func:`tensor_limit`).
+    size check uses the smaller (see :func:`tensor_limit`). ``resources`` holds the
+    Session's variables.
     """
 
     __slots__ = (
@@ -123,6 +125,7 @@ class KernelContext:
         "tensor_bytes",
         "threads",
         "memo",
+        "resources",
     )
 
     def __init__(
@@ -136,6 +139,7 @@ class KernelContext:
         memory_limit: int | None = None,
         tensor_bytes: int | None = None,
         threads: int | None = None,
+        resources: ResourceManager | None = None,
     ) -> None:
         self.attrs = attrs
         self.xp = xp
@@ -149,6 +153,9 @@ class KernelContext:
         # intra_op_parallelism_threads, at most the shared pool's (mg.config.kernel_threads).
         self.threads = min(threads or config.kernel_threads(), config.kernel_threads())
         self.memo: dict[str, Any] = {}  # per plan step, e.g. a constant already on the device
+        # The Session's variables (minigraph.resources); None where no Session runs the
+        # kernel (constant folding while a graph is built, a remote worker).
+        self.resources = resources
 
     def for_member(self, attrs: Mapping[str, Any], node_name: str, op_type: str) -> KernelContext:
         """The context of one node that an optimized step runs for (a fused chain's op):
@@ -164,6 +171,7 @@ class KernelContext:
             self.memory_limit,
             self.tensor_bytes,
             self.threads,
+            self.resources,
         )
 
     def fail(

@@ -202,6 +202,9 @@ class OpDef:
     aliases_input: bool = False  # outputs may be views of an input (Identity, Reshape...)
     aliased_input: int = 0  # ... of this one (Split's value is its input 1)
     elementwise: Elementwise | None = None  # how elementwise fusion may run it in place
+    # Its outputs are buffers it keeps after the run (ReadVariableOp's is the variable's
+    # value): like a Const's, no kernel may write into them.
+    outputs_are_state: bool = False
     shared: SharedInput | None = None  # how steps that share an input may run as one
     # What the plan knows of a step's inputs, as attrs for its kernel (see optimizer.py).
     input_facts: Callable[..., Mapping[str, Any] | None] | None = None

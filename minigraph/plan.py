@@ -202,9 +202,9 @@ def _schedule(
     inputs' dims as shape inference knows them (``dims``, by slot); and the fetches that
     share a buffer with an earlier fetch (Plan.shared_fetches).
 
-    An input may be overwritten when its buffer is not fed, not a constant, not fetched,
-    and read by exactly one op that is not a view. Views (``aliases_input`` ops) share
-    their input's buffer, so their readers count together.
+    An input may be overwritten when its buffer is not fed, not a constant or a variable's
+    value, not fetched, and read by exactly one op that is not a view. Views
+    (``aliases_input`` ops) share their input's buffer, so their readers count together.
     """
     group = list(range(num_slots))  # buffer group of each slot (views join their input's)
 
@@ -227,8 +227,8 @@ def _schedule(
         else:
             for s in p.inputs:
                 uses[root(s)] = uses.get(root(s), 0) + 1
-        if p.op_def.name == "Const":
-            pinned.add(root(p.outputs[0]))
+        if p.op_def.name == "Const" or p.op_def.outputs_are_state:
+            pinned.update(root(o) for o in p.outputs)
     pinned.update(root(s) for s in fetch_slots)
 
     releases: dict[int, list[int]] = {}

@@ -42,6 +42,7 @@ def define_op(
     aliases_input: bool = False,
     aliased_input: int = 0,
     elementwise: Elementwise | None = None,
+    outputs_are_state: bool = False,
 ) -> OpDef:
     """Declare an op once; the builder, class wrapper and docs come from this.
 
@@ -50,7 +51,8 @@ def define_op(
     ``aliases_input`` says the kernel may return views of input ``aliased_input`` (0 unless
     given), so the executor treats them as one buffer when deciding what may be overwritten;
     ``elementwise`` says how elementwise fusion may run the op inside a chain, in place
-    (see :class:`~minigraph.op_def.Elementwise`).
+    (see :class:`~minigraph.op_def.Elementwise`); ``outputs_are_state`` says its outputs
+    are buffers the op keeps after the run (a variable's value), never to be overwritten.
     """
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
@@ -70,6 +72,7 @@ def define_op(
         aliases_input=aliases_input,
         aliased_input=aliased_input,
         elementwise=elementwise,
+        outputs_are_state=outputs_are_state,
     )
     attr_names = {a.name for a in attr_defs}
     for arg in op_def.inputs + op_def.outputs:

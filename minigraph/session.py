@@ -351,6 +351,9 @@ class Session:
         self._last_plan = None
         self._plans.clear()
         self._last_used.clear()
+        resources = getattr(self._executor, "resources", None)
+        if resources is not None:  # the variables' values go with the Session, as in TF
+            resources.clear()
 
     def __enter__(self) -> Session:
         return self

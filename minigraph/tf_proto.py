@@ -219,6 +219,7 @@ def attr_from_proto(p: Any, a: AttrDef, value: Any, fail: Fail) -> Any:
         "list(type)": "list",
         "list(shape)": "list",
         "list(func)": "list",
+        "list(string)": "list",
         "func": "func",
     }[a.kind]
     if which != field:
@@ -245,7 +246,12 @@ def attr_from_proto(p: Any, a: AttrDef, value: Any, fail: Fail) -> Any:
     if a.kind == "func":  # a function's name: the importer resolves it in the library
         return _function_name(value.func, fail, what)
     lst = value.list
-    field = {"list(type)": "type", "list(shape)": "shape", "list(func)": "func"}.get(a.kind, "i")
+    field = {
+        "list(type)": "type",
+        "list(shape)": "shape",
+        "list(func)": "func",
+        "list(string)": "s",
+    }.get(a.kind, "i")
     for other in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
         if other != field and len(getattr(lst, other)):
             fail(f"{what} must be a {a.kind}, got a list of {other}")
@@ -255,6 +261,11 @@ def attr_from_proto(p: Any, a: AttrDef, value: Any, fail: Fail) -> Any:
         return tuple(_shape_from_proto(v, fail, what) for v in lst.shape)
     if a.kind == "list(func)":
         return tuple(_function_name(v, fail, what) for v in lst.func)
+    if a.kind == "list(string)":
+        try:
+            return tuple(v.decode("utf-8") for v in lst.s)
+        except UnicodeDecodeError:
+            return fail(f"{what} is not UTF-8 text")
     return tuple(int(v) for v in lst.i)
 
 
@@ -335,6 +346,9 @@ def attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
     elif a.kind == "list(shape)":
         av.list.SetInParent()
         av.list.shape.extend(_shape_to_proto(p, v) for v in value)
+    elif a.kind == "list(string)":
+        av.list.SetInParent()
+        av.list.s.extend(str(v).encode("utf-8") for v in value)
     elif a.kind == "func":
         av.func.name = value.name
     elif a.kind == "list(func)":

@@ -157,6 +157,8 @@ def to_numpy(value: Any, dtype: DType | None = None) -> np.ndarray:
     arrays may change width within a kind (float64 -> float32) or go int -> float.
     Raises TypeError or ValueError with what was wrong.
     """
+    if dtype is not None and dtype.is_handle:  # a handle comes from an op, never from data
+        raise TypeError(f"cannot convert {short_repr(value)} to a {dtype.name} tensor")
     if isinstance(value, np.ndarray | np.generic):
         arr = np.asarray(value)
         if arr.dtype.kind not in "biufc":

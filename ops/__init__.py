@@ -41,6 +41,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     switch_merge_ops,
     tensor_array,
     tensor_array_ops,
+    variable_ops,
+    variables,
 )
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
@@ -75,6 +77,7 @@ from minigraph.ops.sparse_segment_ops import *  # noqa: F403
 from minigraph.ops.switch_merge_ops import *  # noqa: F403
 from minigraph.ops.tensor_array import *  # noqa: F403
 from minigraph.ops.tensor_array_ops import *  # noqa: F403
+from minigraph.ops.variable_ops import *  # noqa: F403
 
 FAMILIES = (
     array_ops,
@@ -106,6 +109,7 @@ FAMILIES = (
     switch_merge_ops,
     control_flow_ops,
     tensor_array,
+    variables,
 )
 
 

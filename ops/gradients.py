@@ -23,6 +23,7 @@ from minigraph.dtypes import DType
 from minigraph.graph import Node, Operation, Output
 from minigraph.ops.array_ops import ones_like, zeros_like
 from minigraph.ops.math_n_ops import add_n
+from minigraph.ops.variables import Variable
 from minigraph.registry import lookup_gradient
 from minigraph.scope import Scope, current_scope, default_scope
 from minigraph.wrappers import as_output, convert_to_output
@@ -38,6 +39,8 @@ def _differentiable(dtype: DType) -> bool:
 
 
 def _as_tensor(value: Any, what: str) -> Output:
+    if isinstance(value, Variable):  # its handle: every read of it leads there
+        return value.handle
     out = as_output(value)
     if out is None:
         raise TypeError(

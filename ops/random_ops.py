@@ -190,7 +190,8 @@ def _random_float_kernel(op: str) -> Any:
         dims = _dims(ctx, shape)
         dtype = np.dtype(ctx.attrs["dtype"].np)
         ctx.check_size(dims, dtype)
-        return _on_device(ctx, draw(_generator(ctx), dims, dtype))
+        values = np.asarray(draw(_generator(ctx), dims, dtype))  # a 0-d draw is a scalar
+        return _on_device(ctx, values)
 
     kernel.__name__ = f"_{op}_kernel"
     return kernel

@@ -51,6 +51,19 @@ _TENSOR_ARRAY_V3_OPS = [
 ]
 
 
+def _variable(update=None, check=False):
+    """A variable made, initialised, maybe updated and read in one run (each run of a
+    round trip is in a new Session); ``check``: whether it is initialised, instead."""
+    h = ops.VarHandleOp(_scope(), dtype=mg.float32, shape=[3, 4], shared_name="rt").resource
+    init = ops.AssignVariableOp(_scope(), h, F)
+    with mg.control_dependencies([init]):
+        done = update(h) if update else init
+    with mg.control_dependencies([done]):
+        if check:
+            return ops.VarIsInitializedOp(_scope(), h).is_initialized
+        return ops.ReadVariableOp(_scope(), h, dtype=mg.float32).value
+
+
 def _tensor_array_v3():
     """Every TF1 TensorArray op on one array and a second one (split, concat)."""
     ta = ops.TensorArrayV3(_scope(), 3, dtype=mg.float32, clear_after_read=False)
@@ -260,6 +273,12 @@ OP_EXAMPLES = {
         mg.placeholder(mg.int32, [None], name="s0"), [1, 4]
     )[0],
     "AddN": lambda: mg.add_n([F, F * 2.0, F]),
+    "VarHandleOp": _variable,
+    "ReadVariableOp": _variable,
+    "AssignVariableOp": lambda: _variable(lambda h: ops.AssignVariableOp(_scope(), h, F * 2.0)),
+    "AssignAddVariableOp": lambda: _variable(lambda h: ops.AssignAddVariableOp(_scope(), h, F)),
+    "AssignSubVariableOp": lambda: _variable(lambda h: ops.AssignSubVariableOp(_scope(), h, F)),
+    "VarIsInitializedOp": lambda: _variable(check=True),
     "Slice": lambda: mg.slice(F, [0, 1], [-1, 1]),
     "Split": lambda: mg.split(F, 2, axis=1),
     "SplitV": lambda: mg.split(F, [1, -1], axis=1),

@@ -361,3 +361,18 @@ def test_too_large_an_output_is_refused_before_drawing():
     with pytest.raises(errors.ResourceExhaustedError) as e:
         mg.Session(g, max_tensor_bytes=1 << 20).run(x, {"s:0": np.array([1024, 1024])})
     assert e.value.node_name.endswith("RandomStandardNormal")
+
+
+@pytest.mark.parametrize("dtype", [mg.float16, mg.float32, mg.float64])
+def test_a_scalar_shape_gives_a_0d_array(dtype):
+    """NumPy's generators return a scalar for shape (): the kernel still returns an array
+    (found by the op fuzzer for float16 RandomUniform)."""
+    g = mg.Graph()
+    with g.as_default():
+        outs = [
+            mg.random_uniform([], dtype=dtype, seed=1),
+            mg.random_normal([], dtype=dtype, seed=1),
+            mg.truncated_normal([], dtype=dtype, seed=1),
+        ]
+    for value in mg.Session(g).run(outs):
+        assert isinstance(value, np.ndarray) and value.shape == () and value.dtype == dtype.np
