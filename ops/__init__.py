@@ -7,6 +7,7 @@ classes (``ops.DynamicStitch``) and ``minigraph`` re-exports the builders.
 
 from minigraph.ops import (  # noqa: F401  (importing a family registers its ops)
     array_grad,
+    array_grad_ops,
     array_ops,
     compare_ops,
     control_flow_ops,
@@ -35,6 +36,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     scatter_ops,
     segment_ops,
     shape_ops,
+    slice_grad,
     slice_ops,
     spacetobatch_ops,
     sparse_segment_ops,
@@ -44,6 +46,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     variable_ops,
     variables,
 )
+from minigraph.ops.array_grad_ops import *  # noqa: F403
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403

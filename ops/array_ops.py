@@ -615,7 +615,7 @@ def _identity_like(op_type: str, attrs: list[str], doc: str, copy: bool) -> Any:
 StopGradient, _stop_gradient = _identity_like(
     "StopGradient",
     [],
-    "Returns its input; gradients do not flow through it (minigraph has no gradients yet).",
+    "Returns its input; gradients do not flow through it (``mg.gradients`` holds it constant).",
     copy=False,
 )
 PreventGradient, _prevent_gradient = _identity_like(

@@ -21,7 +21,7 @@ from minigraph.wrappers import as_output, convert_to_output, make_builder, make_
 BUILDERS = ("pad",)
 
 
-def _check_paddings(
+def check_paddings(
     fail: Any, x_shape: tuple, p_shape: tuple, p: np.ndarray | None, mode: str | None
 ) -> None:
     """The checks of TensorFlow's Pad and MirrorPad kernels, in order. ``x_shape`` may hold
@@ -62,7 +62,7 @@ def _pad_shape(c: InferenceContext, x: TensorSpec, paddings: TensorSpec, *rest: 
         return unknown_shape()
     dims = x.shape.dims if x.shape.rank is not None else (None,) * n
     if p_shape[0] is not None and p_shape[1] is not None:
-        _check_paddings(c.fail, dims, p_shape.dims, paddings.value, c.attrs.get("mode"))
+        check_paddings(c.fail, dims, p_shape.dims, paddings.value, c.attrs.get("mode"))
     if paddings.value is None:
         return unknown_shape(n)
     return TensorShape(
@@ -73,7 +73,7 @@ def _pad_shape(c: InferenceContext, x: TensorSpec, paddings: TensorSpec, *rest: 
 def _pad_kernel(ctx: KernelContext, x: Any, paddings: Any, constant_values: Any = None) -> Any:
     p = host_array(ctx, paddings)
     mode = ctx.attrs.get("mode")
-    _check_paddings(ctx.fail, x.shape, p.shape, p, mode)
+    check_paddings(ctx.fail, x.shape, p.shape, p, mode)
     if constant_values is not None and constant_values.ndim != 0:
         ctx.fail(f"constant_values must be a scalar. Found: {shape_str(constant_values.shape)}")
     pairs = [(int(a), int(b)) for a, b in p.tolist()]

@@ -269,23 +269,33 @@ STRIDED_SLICE = define_op(
 )
 
 
-@register_kernel("StridedSlice", "CPU", "GPU")
-def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
-    arrays = [host_array(ctx, v) for v in (begin, end, strides)]
+def strided_slice_index(
+    c: Any, dims: tuple, begin: np.ndarray, end: np.ndarray, strides: np.ndarray
+) -> tuple[tuple[Any, ...], TensorShape]:
+    """The NumPy index that StridedSlice's begin/end/strides values and masks (``c.attrs``)
+    make, and the shape it selects from ``dims`` (None where unknown), with the kernel's
+    checks (``c.fail``). StridedSliceGrad scatters through the same index."""
+    arrays = (begin, end, strides)
     if any(a.ndim != 1 for a in arrays):
-        ctx.fail(
+        c.fail(
             "Expected begin, end, and strides to be 1D equal size tensors, but got shapes "
             + ", ".join(f"[{','.join(map(str, a.shape))}]" for a in arrays)
             + " instead."
         )
     b, e, s = (a.tolist() for a in arrays)
     if not len(b) == len(e) == len(s):
-        ctx.fail(
+        c.fail(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got "
             f"shapes [{len(b)}], [{len(e)}], and [{len(s)}] instead."
         )
-    spec = _slice_spec(b, e, s, ctx.attrs, ctx.fail)
-    _apply_slice_to_dims(ctx, x.shape, spec)  # bounds and rank checks
+    spec = _slice_spec(b, e, s, c.attrs, c.fail)
+    return spec, _apply_slice_to_dims(c, dims, spec)  # bounds and rank checks
+
+
+@register_kernel("StridedSlice", "CPU", "GPU")
+def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
+    arrays = [host_array(ctx, v) for v in (begin, end, strides)]
+    spec, _ = strided_slice_index(ctx, x.shape, *arrays)
     out = x[spec]
     return np.asarray(out) if isinstance(out, np.generic) else out  # NumPy gives scalars
 

@@ -287,6 +287,12 @@ OP_EXAMPLES = {
     "Pad": lambda: mg.pad(F, [[1, 0], [0, 2]]),
     "PadV2": lambda: mg.pad(F, [[1, 0], [0, 2]], constant_values=9.0),
     "MirrorPad": lambda: mg.pad(F, [[1, 1], [1, 1]], "SYMMETRIC"),
+    "MirrorPadGrad": lambda: (
+        ops.MirrorPadGrad(current_scope(), F, [[1, 0], [1, 1]], mode="REFLECT").output
+    ),
+    "StridedSliceGrad": lambda: (
+        ops.StridedSliceGrad(current_scope(), [3, 4], [1, 0], [3, 4], [1, 2], F[1:3, ::2]).output
+    ),
     "ReverseV2": lambda: mg.reverse(F, [-1]),
     "OneHot": lambda: mg.one_hot([0, 2, -1], 3, axis=0),
     "Where": lambda: mg.where(F > 1.0),

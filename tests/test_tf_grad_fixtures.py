@@ -65,7 +65,9 @@ def _build(meta, arrays, fed):
 
     def tensor(key):
         v = arrays[f"in/{key}"]
-        t = mg.placeholder(mg.as_dtype(v.dtype)) if fed else mg.constant(v)
+        # An input whose size TF's shape function needs is fed with its shape known.
+        known = list(v.shape) if key in meta.get("known_shape", ()) else None
+        t = mg.placeholder(mg.as_dtype(v.dtype), known) if fed else mg.constant(v)
         feeds.update({t: v} if fed else {})
         tensors[key] = t
         return t

@@ -11,10 +11,12 @@ inputs are differentiated, or only those named by ``wrt=[...]``. Each float or c
 output gets a fixed random weight ``dy`` (recorded); TensorFlow's registered gradient
 functions (the ones graph mode's tf.gradients calls, here through a GradientTape) give the
 gradient of ``sum(dy * output)`` for each input, or None. tests/test_tf_grad_fixtures.py
-replays the cases through ``mg.gradients`` without TensorFlow.
+replays the cases through ``mg.gradients`` without TensorFlow, once with placeholders of
+no shape; ``known_shape=[...]`` names inputs fed with their shape known instead (those whose
+size TensorFlow's shape function of the op requires, as SpaceToBatchND's block_shape).
 
-Layout: ``meta`` is a JSON list (op, name, inputs, attrs, wrt, tolerances, which outputs
-have a dy, which inputs got None); arrays ``<i>/in/<name>[/<k>]``, ``<i>/dy/<k>``,
+Layout: ``meta`` is a JSON list (op, name, inputs, attrs, wrt, known_shape, tolerances, which
+outputs have a dy, which inputs got None); arrays ``<i>/in/<name>[/<k>]``, ``<i>/dy/<k>``,
 ``<i>/grad/<name>[/<k>]``.
 """
 
@@ -45,6 +47,7 @@ def run_family(tf: Any, family: str) -> None:
         names = _input_names(tf, c["op"])
         args = dict(c["args"])
         wrt = args.pop("wrt", None)
+        known_shape = args.pop("known_shape", [])
         inputs, attrs, tf_args, watched = {}, {}, {}, {}
         for key, value in args.items():
             if not is_input(value):
@@ -89,7 +92,8 @@ def run_family(tf: Any, family: str) -> None:
             else:
                 arrays[f"{i}/grad/{key}"] = tf.convert_to_tensor(g).numpy()
         entry = {k: v for k, v in c.items() if k != "args"}
-        entry.update(inputs=inputs, attrs=attrs, wrt=list(watched), dy=weighted, none=none)
+        entry.update(inputs=inputs, attrs=attrs, wrt=list(watched), known_shape=known_shape)
+        entry.update(dy=weighted, none=none)
         meta.append(entry)
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{family}.npz"
