@@ -13,6 +13,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     control_flow_ops,
     conv3d_ops,
     conv_backprop_ops,
+    conv_grad,
     conv_ops,
     data_flow_ops,
     depth_space_ops,
@@ -30,6 +31,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     nn_ops,
     pad_ops,
     partition_ops,
+    pool_grad_ops,
     random_ops,
     reduction_ops,
     scatter_nd_non_aliasing,
@@ -68,6 +70,7 @@ from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
 from minigraph.ops.partition_ops import *  # noqa: F403
+from minigraph.ops.pool_grad_ops import *  # noqa: F403
 from minigraph.ops.random_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403
 from minigraph.ops.scatter_nd_non_aliasing import *  # noqa: F403

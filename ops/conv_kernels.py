@@ -224,10 +224,19 @@ def copied_windows(
         yield buffer
 
 
-def _in_bounds(xp: Any, size: int, k: int, stride: int, out: int, before: int) -> Any:
-    """For each output position of one dim, how many cells of its window are in the input."""
-    start = xp.arange(out, dtype=np.int64) * stride - before
-    return xp.minimum(start + k, size) - xp.maximum(start, 0)
+def window_counts(
+    xp: Any, sizes: Sequence[int], pads: Pads, outs: Sequence[int], k: Sequence[int],
+    s: Sequence[int],
+) -> Any:  # fmt: skip
+    """How many cells of each window are inside the input (pad cells not counted), an
+    int64 [*outs] array: what an average divides by, and its gradient too."""
+    counts = None
+    for size, kk, ss, o, p in zip(sizes, k, s, outs, pads):
+        start = xp.arange(o, dtype=np.int64) * ss - p[0]
+        dim = xp.minimum(start + kk, size) - xp.maximum(start, 0)
+        counts = dim if counts is None else counts[..., None] * dim
+    assert counts is not None  # at least one spatial dim
+    return counts
 
 
 def window_mean(
@@ -244,11 +253,7 @@ def window_mean(
     if not any(p for pair in pads for p in pair):
         out /= np.dtype(acc).type(math.prod(k))
     else:
-        counts = None
-        for size, kk, ss, o, p in zip(x.shape[1:-1], k, s, outs, pads):
-            dim = _in_bounds(xp, size, kk, ss, o, p[0])
-            counts = dim if counts is None else counts[..., None] * dim
-        assert counts is not None  # at least one spatial dim
+        counts = window_counts(xp, x.shape[1:-1], pads, outs, k, s)
         out /= counts.astype(acc)[None, ..., None]
     return out.astype(x.dtype, copy=False)
 

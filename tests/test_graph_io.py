@@ -10,6 +10,7 @@ from minigraph import errors, ops
 from minigraph.scope import current_scope
 
 F = np.arange(12, dtype=np.float32).reshape(3, 4)
+TIES = np.floor(F / 3).reshape(1, 3, 4, 1)  # pooling windows with equal maxima
 
 
 def _scope():
@@ -257,6 +258,33 @@ OP_EXAMPLES = {
         F[2],
         F[0] + 1.0,
     )[0],
+    "MaxPoolGrad": lambda: (
+        ops.MaxPoolGrad(
+            _scope(),
+            TIES,
+            mg.nn.max_pool(TIES, 2, 1, "SAME"),
+            F.reshape(1, 3, 4, 1),
+            [1, 2, 2, 1],
+            [1, 1, 1, 1],
+            "SAME",
+        ).output
+    ),
+    "AvgPoolGrad": lambda: (
+        ops.AvgPoolGrad(
+            _scope(), [1, 3, 4, 1], F[:1].reshape(1, 2, 2, 1), [1, 2, 2, 1], [1, 2, 2, 1], "SAME"
+        ).output
+    ),
+    "MaxPoolGradGrad": lambda: (
+        ops.MaxPoolGradGrad(
+            _scope(),
+            TIES,
+            mg.nn.max_pool(TIES, 2, 2, "VALID"),
+            F.reshape(1, 3, 4, 1),
+            [1, 2, 2, 1],
+            [1, 2, 2, 1],
+            "VALID",
+        ).output
+    ),
     "TopKV2": lambda: list(mg.nn.top_k(F, 2)),
     "InTopKV2": lambda: mg.nn.in_top_k(F, [3, 0, 1], 1),
     "L2Loss": lambda: mg.nn.l2_loss(F),

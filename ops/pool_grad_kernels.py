@@ -1,0 +1,160 @@
+"""The pooling gradients' arithmetic over any number of spatial dims, shared by the 2-D
+ops (pool_grad_ops.py: MaxPoolGrad, AvgPoolGrad, MaxPoolGradGrad) and the 3-D ones, on
+channels-last arrays, written once against ``ctx.xp``.
+
+Like the forward pooling kernels (conv_kernels.py), each loops over the window's taps, a
+strided view of the whole (padded) batch each, never over elements. A gradient is
+scattered back by adding each tap's share into that tap's view of a zeroed padded image, in
+reverse tap order: for every input cell that adds its contributions in the order of the
+output positions they come from, the order of TensorFlow's CPU loops, so float sums round
+as TensorFlow's do. Values are added in the tensor's own dtype, as TensorFlow's kernels do
+(float16 too).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from minigraph.kernel import KernelContext
+from minigraph.ops.conv_geometry import pad_image, window_taps
+from minigraph.ops.conv_kernels import pool_windows, window_counts
+
+__all__: list[str] = []
+
+Pads = Sequence[tuple[int, int]]  # (before, after) of each spatial dim
+
+
+def _tap_masks(
+    xp: Any, sizes: Sequence[int], pads: Pads, outs: Sequence[int], k: Sequence[int],
+    s: Sequence[int],
+) -> list[Any]:  # fmt: skip
+    """For each tap (in window_taps' order), where it reads a cell inside the input: a
+    [1, *outs, 1] bool array, or None where it does everywhere (worked out on the host)."""
+    masks = []
+    for offsets in itertools.product(*(range(kk) for kk in k)):
+        mask = None
+        for d, (o, n, ss, (before, _), size) in enumerate(zip(offsets, outs, s, pads, sizes)):
+            pos = np.arange(n, dtype=np.int64) * ss + o - before
+            inside = (pos >= 0) & (pos < size)
+            if inside.all():
+                continue
+            shape = [1] * (len(outs) + 2)
+            shape[d + 1] = n
+            inside = inside.reshape(shape)
+            mask = inside if mask is None else mask & inside
+        masks.append(None if mask is None else xp.asarray(mask))
+    return masks
+
+
+def _tap_dtype(taps: int) -> Any:
+    return np.int8 if taps < 127 else np.int16 if taps < 32767 else np.int32
+
+
+def max_taps(
+    xp: Any, x: Any, pads: Pads, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> Any:
+    """The winning tap of each window of channels-last ``x`` ([n, *outs, c], -1 for a
+    window with no cell inside the input), by TensorFlow's CPU rule
+    (SpatialMaxPoolWithArgMaxHelper): the window's first cell inside the input, in scan
+    order, then each later cell greater than the best so far. So the first of equal maxima
+    wins, a NaN first cell wins over everything and a later NaN never does, and pad cells
+    never win. It reads the input, not MaxPool's output, as TensorFlow's CPU does."""
+    masks = _tap_masks(xp, x.shape[1:-1], pads, outs, k, s)
+    arg = xp.full((x.shape[0], *outs, x.shape[-1]), -1, _tap_dtype(len(masks)))
+    best = xp.empty(arg.shape, x.dtype)
+    have = None if all(m is None for m in masks) else xp.zeros(arg.shape, bool)
+    xpad = pad_image(xp, x, pads)
+    for t, window in enumerate(pool_windows(xp, xpad, outs, k, s)):
+        if t == 0 and have is None:  # every window starts at its first cell
+            xp.copyto(best, window)
+            arg[...] = 0
+            continue
+        take = xp.less(best, window)
+        if have is not None:
+            take |= ~have
+            if masks[t] is not None:
+                take &= masks[t]
+            have |= True if masks[t] is None else masks[t]
+        xp.copyto(best, window, where=take)
+        xp.copyto(arg, np.array(t, arg.dtype), where=take)
+    return arg
+
+
+def scatter_taps(
+    xp: Any, share: Callable[[int], Any], shape: Sequence[int], dtype: Any, pads: Pads,
+    outs: Sequence[int], k: Sequence[int], s: Sequence[int],
+) -> Any:  # fmt: skip
+    """The channels-last gradient of an input of ``shape``: each tap's ``share(t)``
+    ([n, *outs, c]) added into that tap's view of a zeroed padded image, in reverse tap
+    order (TensorFlow's order of output positions for each input cell), then cropped."""
+    n, *sizes, c = shape
+    padded = [size + a + b for size, (a, b) in zip(sizes, pads)]
+    image = xp.zeros((n, *padded, c), dtype)
+    ones = [1] * len(k)
+    for t, view in reversed(list(window_taps(image, outs, k, s, ones))):
+        view += share(t)
+    crop = tuple(slice(a, a + size) for size, (a, _) in zip(sizes, pads))
+    return image[(slice(None), *crop, slice(None))]
+
+
+def max_pool_grad(
+    ctx: KernelContext, x: Any, grad: Any, pads: Pads, outs: Sequence[int], k: Sequence[int],
+    s: Sequence[int],
+) -> Any:  # fmt: skip
+    """MaxPoolGrad: each window's gradient goes to its winning cell (:func:`max_taps`)."""
+    xp = ctx.xp
+    if x.size == 0 or grad.size == 0:
+        return xp.zeros(x.shape, x.dtype)
+    arg = max_taps(xp, x, pads, outs, k, s)
+    zero = xp.zeros((), grad.dtype)
+    return scatter_taps(
+        xp, lambda t: xp.where(arg == t, grad, zero), x.shape, x.dtype, pads, outs, k, s
+    )
+
+
+def avg_pool_grad(
+    ctx: KernelContext, shape: Sequence[int], grad: Any, pads: Pads, outs: Sequence[int],
+    k: Sequence[int], s: Sequence[int],
+) -> Any:  # fmt: skip
+    """AvgPoolGrad: each window's gradient times 1 / (its cells inside the input), spread
+    over those cells. The factor is rounded as TensorFlow's ``T(1.0 / count)`` (a double,
+    through float for float16) and the product is in the dtype."""
+    xp = ctx.xp
+    if 0 in shape or grad.size == 0:
+        return xp.zeros(shape, grad.dtype)
+    counts = window_counts(np, shape[1:-1], pads, outs, k, s)
+    factor = 1.0 / counts
+    if grad.dtype == np.float16:  # Eigen's half from a double goes through float
+        factor = factor.astype(np.float32)
+    factor = factor.astype(grad.dtype)
+    share = grad * xp.asarray(factor)[None, ..., None]
+    return scatter_taps(xp, lambda t: share, shape, grad.dtype, pads, outs, k, s)
+
+
+def max_pool_grad_grad(
+    ctx: KernelContext, x: Any, y: Any, grad: Any, pads: Pads, outs: Sequence[int],
+    k: Sequence[int], s: Sequence[int],
+) -> Any:  # fmt: skip
+    """MaxPoolGradGrad: for each window, ``grad`` (shaped as the input) at the window's
+    first cell, in scan order, equal to MaxPool's output ``y`` (TensorFlow's CPU rule,
+    SpatialMaxPoolGradGrad); 0 where no cell equals it (a NaN or all -inf window)."""
+    xp = ctx.xp
+    out = xp.zeros(y.shape, y.dtype)
+    if out.size == 0 or x.size == 0:
+        return out
+    masks = _tap_masks(xp, x.shape[1:-1], pads, outs, k, s)
+    found = xp.zeros(y.shape, bool)
+    xpad, gpad = pad_image(xp, x, pads), pad_image(xp, grad, pads)
+    ones = [1] * len(k)
+    taps = zip(window_taps(xpad, outs, k, s, ones), window_taps(gpad, outs, k, s, ones))
+    for (t, window), (_, gwindow) in taps:
+        take = (window == y) & ~found
+        if masks[t] is not None:
+            take &= masks[t]
+        xp.copyto(out, gwindow, where=take)
+        found |= take
+    return out
