@@ -83,6 +83,7 @@ from .ops.compare_ops import (  # noqa: E402  (the op library needs the runtime 
     select,
     where_v2,
 )
+from .ops.complex_ops import conj  # noqa: E402  (the op library needs the runtime above)
 from .ops.control_flow_ops import (  # noqa: E402  (the op library needs the runtime above)
     case,
     cond,
@@ -303,6 +304,7 @@ __all__ = [
     "gradients",
     "test",
     "add_n",
+    "conj",
     "broadcast_gradient_args",
     "add",
     "abs",

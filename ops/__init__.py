@@ -10,6 +10,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     array_grad_ops,
     array_ops,
     compare_ops,
+    complex_ops,
     control_flow_ops,
     conv3d_ops,
     conv_backprop_ops,
@@ -26,13 +27,16 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     list_ops,
     loss_ops,
     math_grad,
+    math_grad_ops,
     math_n_ops,
     math_ops,
     nn_ops,
     pad_ops,
     partition_ops,
     pool_grad_ops,
+    random_grad,
     random_ops,
+    reduction_grad,
     reduction_ops,
     scatter_nd_non_aliasing,
     scatter_ops,
@@ -51,6 +55,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
 from minigraph.ops.array_grad_ops import *  # noqa: F403
 from minigraph.ops.array_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
+from minigraph.ops.complex_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403
 from minigraph.ops.conv3d_ops import *  # noqa: F403
 from minigraph.ops.conv_backprop_ops import *  # noqa: F403
@@ -65,6 +70,7 @@ from minigraph.ops.linalg_ops import *  # noqa: F403
 from minigraph.ops.list_gather_ops import *  # noqa: F403
 from minigraph.ops.list_ops import *  # noqa: F403
 from minigraph.ops.loss_ops import *  # noqa: F403
+from minigraph.ops.math_grad_ops import *  # noqa: F403
 from minigraph.ops.math_n_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
@@ -94,6 +100,7 @@ FAMILIES = (
     math_ops,
     math_n_ops,
     compare_ops,
+    complex_ops,
     linalg_ops,
     reduction_ops,
     nn_ops,

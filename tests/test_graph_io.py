@@ -150,6 +150,12 @@ OP_EXAMPLES = {
     "Select": lambda: mg.select([True, False, True], F, -F),
     "SelectV2": lambda: mg.where_v2(F > 5.0, F, 0.0),
     "ClipByValue": lambda: mg.clip_by_value(F, 2.0, 7.0),
+    "Conj": lambda: mg.conj(mg.cast(F - 5.5, mg.complex64) * (1 + 2j)),
+    # the gradient ops of the unary math functions (math_grad_ops)
+    **{
+        op: (lambda op=op: getattr(ops, op)(_scope(), F / 12.0, F - 5.5).z)
+        for op in ["TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"]
+    },
     "MatMul": lambda: mg.matmul(F, F, transpose_b=True),
     "BatchMatMulV2": lambda: mg.matmul(F.reshape(3, 2, 2), F[:2, :2]),
     "Einsum": lambda: mg.einsum("ij,kj->ik", F, F),
