@@ -19,6 +19,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     data_flow_ops,
     depth_space_ops,
     detection_ops,
+    gather_grad,
     gather_ops,
     gradients,
     image_ops,
@@ -40,6 +41,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     reduction_ops,
     scatter_nd_non_aliasing,
     scatter_ops,
+    segment_grad,
+    segment_grad_ops,
     segment_ops,
     shape_ops,
     slice_grad,
@@ -81,6 +84,7 @@ from minigraph.ops.random_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403
 from minigraph.ops.scatter_nd_non_aliasing import *  # noqa: F403
 from minigraph.ops.scatter_ops import *  # noqa: F403
+from minigraph.ops.segment_grad_ops import *  # noqa: F403
 from minigraph.ops.segment_ops import *  # noqa: F403
 from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
@@ -117,6 +121,7 @@ FAMILIES = (
     partition_ops,
     segment_ops,
     sparse_segment_ops,
+    segment_grad_ops,
     scatter_ops,
     scatter_nd_non_aliasing,
     switch_merge_ops,

@@ -169,8 +169,10 @@ Inputs:
 - ``segment_ids``: a vector of int32 or int64 (``Tsegmentids``) as long as ``indices``,
   sorted and non-negative. Host memory.
 
-Attrs: ``sparse_gradient`` (bool, default false): how TensorFlow differentiates it;
-minigraph has no gradients yet and ignores it.
+Attrs: ``sparse_gradient`` (bool, default false): which op the gradient is built with,
+as in TensorFlow: SparseSegment{name}Grad (dense), or SparseSegment{name}GradV2 (the rows
+``indices`` name, which minigraph sums into a dense gradient: it has no IndexedSlices).
+The values are the same.
 
 Shape inference: ``[segment_ids[-1] + 1] + data.shape[1:]``, the first dim unknown unless
 ``segment_ids`` is a constant; constant inputs are checked at build time.
@@ -227,6 +229,7 @@ def _sparse_segment_ops(red: Reduction) -> tuple[Callable[..., Any], type, type]
     builder = f"sparse_segment_{'sqrt_n' if red.name == 'SqrtN' else red.name.lower()}"
     kernel = _sparse_segment_kernel(red)
     doc = _SPARSE_DOC.format(
+        name=red.name,
         what=what,
         formula=formula,
         note=_SPARSE_NOTE.format(m=formula.split(" / ")[1]) if red.name != "Sum" else "",

@@ -359,6 +359,18 @@ OP_EXAMPLES = {
     "SparseSegmentSqrtNWithNumSegments": lambda: mg.sparse_segment_sqrt_n(
         F, [2, 0], [0, 2], num_segments=4
     ),
+    # the gradient ops of the sparse segment reductions (segment_grad_ops)
+    **{
+        f"SparseSegment{name}Grad{v2}": (
+            lambda name=name, v2=v2: (
+                getattr(ops, f"SparseSegment{name}Grad{v2}")(
+                    _scope(), F, np.array([2, 0, 2], np.int64), [0, 0, 1], 4
+                ).operation.outputs
+            )
+        )
+        for name in ["Sum", "Mean", "SqrtN"]
+        for v2 in ["", "V2"]
+    },
     **{
         # The list and TensorArray ops (tests/test_list_ops.py), each fetched through an op
         # that gives numbers: a list or an array handle is not a value to compare.
