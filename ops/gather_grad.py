@@ -30,7 +30,7 @@ from minigraph.ops.compare_ops import equal
 from minigraph.ops.data_flow_ops import parallel_dynamic_stitch
 from minigraph.ops.gather_ops import gather, gather_nd
 from minigraph.ops.grad_util import shape_of, static_dims
-from minigraph.ops.math_ops import divide, floormod, multiply, negative
+from minigraph.ops.math_ops import add, divide, floormod, multiply, negative
 from minigraph.ops.partition_ops import dynamic_partition
 from minigraph.ops.reduction_ops import reduce_prod
 from minigraph.ops.scatter_ops import scatter_nd, tensor_scatter_nd_update
@@ -130,8 +130,8 @@ def _gather_v2_grad(op: Operation, grad: Output) -> list[Any]:
         values = reshape(transpose(values, [0, 2, 1, 3]), _vec(b_size * k_size, m_size * i_size))
     ids = reshape(indices, _vec(b_size, k_size))
     if _known(b) != 0:  # each batch's own rows: index + batch * N
-        batch = range(cast(b_size, dtypes.int64)) * cast(n_size, dtypes.int64)
-        ids = cast(ids, dtypes.int64) + expand_dims(batch, 1)
+        batch = multiply(range(cast(b_size, dtypes.int64)), cast(n_size, dtypes.int64))
+        ids = add(cast(ids, dtypes.int64), expand_dims(batch, 1))
     ids = reshape(ids, _vec(b_size * k_size))
     summed = unsorted_segment_sum(values, ids, b_size * n_size)
     if not plain:
@@ -236,7 +236,7 @@ def _tensor_scatter_min_or_max_grad(op: Operation, grad: Output) -> list[Any]:
     ys_indicators = scatter_nd(
         indices, y_indicators, _shape_as(x, indices.dtype), bad_indices_policy=policy
     )
-    indicators = x_indicators + ys_indicators  # every element has at least one
+    indicators = add(x_indicators, ys_indicators)  # every element has at least one
     x_grad = divide(multiply(grad, x_indicators), indicators)
     y_grad = multiply(
         gather_nd(divide(grad, indicators), indices, bad_indices_policy=policy), y_indicators
@@ -254,10 +254,10 @@ def _top_k_grad(op: Operation, grad: Output, _: Output | None = None) -> list[An
     x, indices = op.inputs[0], op.outputs[1]
     x_shape, k = shape_of(x), shape_of(indices)[-1]
     last = x_shape[-1]
-    outer = _prod(_part(x_shape, 0, -1) if isinstance(x_shape, np.ndarray) else x_shape[:-1])
+    outer = _prod(x_shape[:-1])
     rows = cast(reshape(indices, _vec(outer, k)), dtypes.int64)
-    starts = range(cast(outer, dtypes.int64)) * cast(last, dtypes.int64)
-    flat = reshape(rows + expand_dims(starts, 1), [-1])
+    starts = multiply(range(cast(outer, dtypes.int64)), cast(last, dtypes.int64))
+    flat = reshape(add(rows, expand_dims(starts, 1)), [-1])
     total = cast(_vec(_prod(x_shape)), dtypes.int64)
     scattered = scatter_nd(expand_dims(flat, 1), reshape(grad, [-1]), total)
     return [reshape(scattered, x_shape), None]

@@ -95,15 +95,15 @@ def _grad_kernel(name: str, v2: bool) -> Callable[..., Any]:
             ctx.fail("indices should be a vector.")
         if segment_ids.ndim != 1:
             ctx.fail("segment_ids should be a vector.")
-        m = host_array(ctx, dim0)
-        if m.ndim != 0:
+        size = host_array(ctx, dim0)
+        if size.ndim != 0:
             ctx.fail(f"{dim0_name} should be a scalar.")
         n = indices.shape[0]
         if n != segment_ids.size:
             ctx.fail("segment_ids and indices should have same size.")
         if grad.ndim < 1:
             ctx.fail("Shape must be at least rank 1 but is rank 0")
-        m = int(m)
+        m = int(size)
         if m < 0:
             ctx.fail(f"Expected a non-negative size, got {m}")
         rows, extra = int(grad.shape[0]), tuple(grad.shape[1:])
