@@ -52,6 +52,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     switch_merge_ops,
     tensor_array,
     tensor_array_ops,
+    training_ops,
     variable_ops,
     variables,
 )
@@ -93,6 +94,7 @@ from minigraph.ops.sparse_segment_ops import *  # noqa: F403
 from minigraph.ops.switch_merge_ops import *  # noqa: F403
 from minigraph.ops.tensor_array import *  # noqa: F403
 from minigraph.ops.tensor_array_ops import *  # noqa: F403
+from minigraph.ops.training_ops import *  # noqa: F403
 from minigraph.ops.variable_ops import *  # noqa: F403
 
 FAMILIES = (

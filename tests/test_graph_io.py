@@ -65,6 +65,25 @@ def _variable(update=None, check=False):
         return ops.ReadVariableOp(_scope(), h, dtype=mg.float32).value
 
 
+def _trained(op, slots, *tensors, **attrs):
+    """A variable and its slots (``slots``: name -> initial value) made and initialised, one
+    training op applied with ``tensors`` (float32), then each read after it."""
+    handles, inits = [], []
+    for name, value in {"var": F, **slots}.items():
+        h = ops.VarHandleOp(_scope(), dtype=mg.float32, shape=[3, 4], shared_name=name).resource
+        inits.append(ops.AssignVariableOp(_scope(), h, value))
+        handles.append(h)
+    with mg.control_dependencies(inits):
+        args = [np.float32(t) for t in tensors]
+        done = getattr(ops, op)(_scope(), *handles, *args, **attrs)
+    with mg.control_dependencies([done]):
+        return [ops.ReadVariableOp(_scope(), h, dtype=mg.float32).value for h in handles]
+
+
+_GRAD = F / 10.0 - 0.5
+_ADAM = (0.9, 0.999, 0.01, 0.9, 0.999, 1e-7)
+
+
 def _tensor_array_v3():
     """Every TF1 TensorArray op on one array and a second one (split, concat)."""
     ta = ops.TensorArrayV3(_scope(), 3, dtype=mg.float32, clear_after_read=False)
@@ -313,6 +332,31 @@ OP_EXAMPLES = {
     "AssignAddVariableOp": lambda: _variable(lambda h: ops.AssignAddVariableOp(_scope(), h, F)),
     "AssignSubVariableOp": lambda: _variable(lambda h: ops.AssignSubVariableOp(_scope(), h, F)),
     "VarIsInitializedOp": lambda: _variable(check=True),
+    # training ops (training_ops)
+    "ResourceApplyGradientDescent": lambda: _trained(
+        "ResourceApplyGradientDescent", {}, 0.1, _GRAD
+    ),
+    "ResourceApplyMomentum": lambda: _trained(
+        "ResourceApplyMomentum", {"accum": F / 2}, 0.1, _GRAD, 0.9, use_nesterov=True
+    ),
+    "ResourceApplyKerasMomentum": lambda: _trained(
+        "ResourceApplyKerasMomentum", {"accum": F / 2}, 0.1, _GRAD, 0.9
+    ),
+    "ResourceApplyAdam": lambda: _trained(
+        "ResourceApplyAdam", {"m": F / 4, "v": F + 1}, *_ADAM, _GRAD, use_nesterov=True
+    ),
+    "ResourceApplyRMSProp": lambda: _trained(
+        "ResourceApplyRMSProp", {"ms": F + 1, "mom": F / 4}, 0.01, 0.9, 0.5, 1e-7, _GRAD
+    ),
+    "ResourceApplyCenteredRMSProp": lambda: _trained(
+        "ResourceApplyCenteredRMSProp",
+        {"mg": F / 100, "ms": F + 1, "mom": F / 4},
+        *(0.01, 0.9, 0.5, 1e-7, _GRAD),
+    ),
+    "ResourceApplyAdagrad": lambda: _trained("ResourceApplyAdagrad", {"accum": F + 1}, 0.1, _GRAD),
+    "ResourceApplyAdagradV2": lambda: _trained(
+        "ResourceApplyAdagradV2", {"accum": F + 1}, 0.1, 1e-7, _GRAD, update_slots=False
+    ),
     "Slice": lambda: mg.slice(F, [0, 1], [-1, 1]),
     "Split": lambda: mg.split(F, 2, axis=1),
     "SplitV": lambda: mg.split(F, [1, -1], axis=1),
