@@ -52,6 +52,7 @@ bool = bool_  # noqa: A001  (mg.bool, as tf.bool)
 
 from . import ops  # type: ignore[attr-defined]  # noqa: E402  (ops/ is installed here)
 from .ops import gradient_checker as test  # noqa: E402  (mg.test.compute_gradient)
+from .ops import graph_util  # noqa: E402  (mg.graph_util, as tf.compat.v1.graph_util)
 from .ops import nn  # noqa: E402  (mg.nn, as tf.nn)
 from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime above)
     cast,
@@ -302,6 +303,7 @@ __all__ = [
     "summary",
     "saved_model",
     "gradients",
+    "graph_util",
     "test",
     "add_n",
     "conj",

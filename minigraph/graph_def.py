@@ -33,6 +33,7 @@ from . import config, dtypes, errors
 from .devices import parse_device
 from .function_def import CALL_OP, Library, export_functions
 from .functionalize import LOOP_OPS, functionalize_loops
+from .ref_variables import rewritten, to_resource_variables
 from .graph import Graph, Operation, Output, provide
 from .op_def import group_listed_inputs
 from .opaque import INPUT_TYPES, OutputFacts, function_names, is_opaque, opaque_op, output_specs
@@ -203,7 +204,7 @@ def op_support(graph_def: Any) -> list[tuple[str, int, bool, str]]:
     rows: dict[str, list[Any]] = {}
     bodies = [nd for f in gd.library.function for nd in f.node_def]
     for node in [*gd.node, *bodies]:
-        ok = node.op in functions or unsupported_reason(node.op) is None
+        ok = node.op in functions or unsupported_reason(node.op) is None or rewritten(node.op)
         row = rows.setdefault(node.op, [node.op, 0, ok, node.name])
         row[1] += 1
     return [tuple(r) for r in rows.values()]  # type: ignore[misc]
@@ -369,6 +370,7 @@ def import_graph_def(
                 )
             mapping[f"{src}:{index}"] = out
 
+    gd = to_resource_variables(p, gd)  # TF1 reference variables (minigraph.ref_variables)
     _check_supported(gd, allow_unsupported)
     gd = functionalize_loops(gd)  # TF1 while loops -> While nodes (minigraph.functionalize)
     order = _topological(gd, set(mapping))

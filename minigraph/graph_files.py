@@ -321,9 +321,9 @@ FUNCTION_CALL_OPS = frozenset({"SymbolicGradient", "RemoteCall"})
 
 FREEZE = 'docs/tensorflow.md, "A frozen Keras model or a tf.function"'
 KIND_HINTS = {
-    "variable": "minigraph runs resource variables (VarHandleOp, ReadVariableOp, "
-    "AssignVariableOp: mg.Variable), not TensorFlow 1's reference variables or this update: "
-    "give minigraph the model's SavedModel directory (its variables are frozen on load), or "
+    "variable": "minigraph runs resource variables (mg.Variable) and TensorFlow 1's "
+    "VariableV2 with Assign/AssignAdd/AssignSub, not this op (docs/training.md): give "
+    "minigraph the model's SavedModel directory (its variables are frozen on load), or "
     f"freeze the variables into constants with TensorFlow (convert_variables_to_constants_v2; "
     f"{FREEZE})",
     "function call": "a call minigraph does not make (it runs PartitionedCall of the "

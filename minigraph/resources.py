@@ -38,6 +38,10 @@ class ResourceManager:
                     item = self._items[key] = create()
         return item
 
+    def get(self, container: str, name: str) -> Any:
+        """The resource named ``name`` in ``container``, or None when there is none yet."""
+        return self._items.get((container, name))
+
     def names(self) -> list[tuple[str, str]]:
         """The (container, name) of every resource made so far."""
         with self._lock:

@@ -97,6 +97,26 @@ class Variable:
                 [self.handle, initial],
                 {},
             )
+        self._collect(trainable)
+
+    @classmethod
+    def _adopt(
+        cls, handle: Output, initializer: Operation, initial_value: Output, trainable: bool = True
+    ) -> Variable:
+        """A Variable for nodes already in a graph (an imported VarHandleOp, its initializer
+        and initial value), listed in its graph's collections."""
+        var = cls.__new__(cls)
+        var._name = handle.op.name
+        var.graph = handle.graph
+        var.handle = handle
+        var.initializer = initializer
+        var.initial_value = initial_value
+        var._dtype = initial_value.dtype
+        var._shape = initial_value.shape
+        var._collect(trainable)
+        return var
+
+    def _collect(self, trainable: bool) -> None:
         self.trainable = trainable
         self.graph.add_to_collection(GLOBAL_VARIABLES, self)
         if trainable:

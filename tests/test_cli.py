@@ -457,10 +457,10 @@ def test_an_unexpected_exception_is_one_line_unless_debugging(graph_file, capsys
 def test_check_gives_a_reason_and_a_hint_per_unsupported_op_type(tmp_path, capsys):
     nodes = [
         ("x", "Placeholder"),
-        ("w", "VariableV2"),
-        ("w/read", "AssignAdd"),
-        ("b", "VariableV2"),
-        ("b/read", "AssignAdd"),
+        ("w", "TemporaryVariable"),
+        ("w/read", "DestroyTemporaryVariable"),
+        ("b", "TemporaryVariable"),
+        ("b/read", "DestroyTemporaryVariable"),
         ("call", "RemoteCall"),
         ("noise", "RandomGamma"),
         ("drop", "Multinomial"),
@@ -480,8 +480,8 @@ def test_check_gives_a_reason_and_a_hint_per_unsupported_op_type(tmp_path, capsy
     table = {line.split()[0]: line.split()[1:] for line in lines[1:9]}
     assert table == {
         "Placeholder": ["1", "yes"],
-        "VariableV2": ["2", "no", "w", "variable"],
-        "AssignAdd": ["2", "no", "w/read", "variable"],
+        "TemporaryVariable": ["2", "no", "w", "variable"],
+        "DestroyTemporaryVariable": ["2", "no", "w/read", "variable"],
         "RemoteCall": ["1", "no", "call", "function", "call"],
         "RandomGamma": ["1", "no", "noise", "stateful", "random"],
         "Multinomial": ["1", "no", "drop", "stateful", "random"],
@@ -491,8 +491,8 @@ def test_check_gives_a_reason_and_a_hint_per_unsupported_op_type(tmp_path, capsy
     assert lines[10] == "7 of 9 op types are not supported (9 of 11 nodes):"
     grouped = [line.split(":")[0].split() for line in lines[11:18]]
     assert grouped == [  # one line per op type, with its count, grouped by kind
-        ["VariableV2", "2", "nodes", "variable"],
-        ["AssignAdd", "2", "nodes", "variable"],
+        ["TemporaryVariable", "2", "nodes", "variable"],
+        ["DestroyTemporaryVariable", "2", "nodes", "variable"],
         ["RemoteCall", "1", "node", "function", "call"],
         ["RandomGamma", "1", "node", "stateful", "random"],
         ["Multinomial", "1", "node", "stateful", "random"],
@@ -502,9 +502,9 @@ def test_check_gives_a_reason_and_a_hint_per_unsupported_op_type(tmp_path, capsy
     # this graph file does not load: check cannot say which fetches run
     assert lines[18].startswith("fetches: cannot tell (the graph does not load")
     hints = {line.split()[0]: line for line in lines[11:]}
-    assert "SavedModel directory (its variables are frozen on load)" in hints["VariableV2"]
-    assert "freeze the variables into constants" in hints["VariableV2"]
-    assert "resource variables" in hints["VariableV2"]
+    assert "SavedModel directory (its variables are frozen on load)" in hints["TemporaryVariable"]
+    assert "freeze the variables into constants" in hints["TemporaryVariable"]
+    assert "resource variables (mg.Variable)" in hints["TemporaryVariable"]
     assert "inlines its function calls" in hints["RemoteCall"]
     assert "training=False" in hints["Multinomial"]
     assert "lower_control_flow=False" in hints["RefNextIteration"]

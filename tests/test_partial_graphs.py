@@ -215,15 +215,15 @@ def test_a_run_that_needs_a_kept_node_names_it(any_device):
 
 
 def test_the_error_gives_checks_hint_for_each_kind_of_op():
-    # a TF1 reference variable (minigraph's variables are resource variables)
-    text = 'node { name: "h" op: "VariableV2" ' + _float("dtype") + " }"
+    # a TF1 temporary variable (minigraph runs resource variables and imports VariableV2)
+    text = 'node { name: "h" op: "TemporaryVariable" ' + _float("dtype") + " }"
     text += 'node { name: "r" op: "Identity" input: "h" ' + _float("T") + " }"
     g = _import(text)
     assert _spec(g, "r") == [("float32", None)]
     with pytest.raises(errors.UnimplementedError) as e:
         mg.Session(g).run("r:0")
     assert e.value.node_name == "h" and "(variable)" in str(e.value)
-    assert unsupported_kind("VariableV2")[1] in str(e.value)
+    assert unsupported_kind("TemporaryVariable")[1] in str(e.value)
 
 
 # -- export ---------------------------------------------------------------------------------
