@@ -9,6 +9,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     array_grad,
     array_grad_ops,
     array_ops,
+    batch_norm_ops,
     compare_ops,
     complex_ops,
     control_flow_ops,
@@ -58,6 +59,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
 )
 from minigraph.ops.array_grad_ops import *  # noqa: F403
 from minigraph.ops.array_ops import *  # noqa: F403
+from minigraph.ops.batch_norm_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
 from minigraph.ops.complex_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403

@@ -1,5 +1,6 @@
-"""Gradients of the convolutions and pooling (conv_ops, conv_backprop_ops, pool_grad_ops),
-one block per op, with TensorFlow's formulas (tensorflow/python/ops/nn_grad.py).
+"""Gradients of the convolution layers' ops: convolutions, pooling and batch norm
+(conv_ops, conv_backprop_ops, pool_grad_ops, batch_norm_ops), one block per op, with
+TensorFlow's formulas (tensorflow/python/ops/nn_grad.py).
 
 A convolution's gradients are its two backprop ops with the forward op's own attrs
 (strides, dilations, padding and explicit_paddings, data_format); a backprop op's
@@ -13,9 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from minigraph.graph import Operation, Output
-from minigraph.ops import conv_backprop_ops, conv_ops, pool_grad_ops  # noqa: F401  (built here)
+from minigraph.ops import (  # noqa: F401  (the ops built here)
+    batch_norm_ops,
+    conv_backprop_ops,
+    conv_ops,
+    pool_grad_ops,
+)
 from minigraph.ops.array_ops import zeros_like
 from minigraph.ops.grad_util import shape_of
+from minigraph.ops.shape_ops import transpose
 from minigraph.registry import register_gradient
 from minigraph.wrappers import apply_op
 
@@ -128,3 +135,32 @@ def _avg_pool_grad(op: Operation, grad: Output) -> list[Any]:
 def _avg_pool_grad_grad(op: Operation, grad: Output) -> list[Any]:
     """orig_input_shape (int32) gets none; grad's is AvgPool of the gradient (linear)."""
     return [None, same_attrs(op, "AvgPool", [grad])]
+
+
+# -- batch norm ---------------------------------------------------------------------------
+
+
+@register_gradient("FusedBatchNormV3")
+def _fused_batch_norm_v3_grad(op: Operation, dy: Output, *_: Output) -> list[Any]:
+    """FusedBatchNormGradV3 on what the forward op saved (the batch's statistics in its
+    reserve spaces) in training; in inference on the population mean and variance, with
+    NCHW/NCDHW transposed to channels-last (as TensorFlow's _BaseFusedBatchNormGrad: the
+    inference kernel runs NHWC only). mean and variance get none."""
+    x, scale, _, mean, variance = op.inputs
+    attrs = {k: op.node.attrs[k] for k in ("epsilon", "data_format", "is_training")}
+    if attrs["is_training"]:
+        saved = [op.outputs[3], op.outputs[4], op.outputs[5]]
+        grads = apply_op("FusedBatchNormGradV3", None, [dy, x, scale, *saved], attrs).outputs
+        return [grads[0], grads[1], grads[2], None, None]
+    fmt = attrs["data_format"]
+    rank = 5 if "D" in fmt else 4
+    to_last = [0, *range(2, rank), 1]
+    if fmt.startswith("NC"):
+        x, dy = transpose(x, to_last), transpose(dy, to_last)
+    attrs["data_format"] = "NHWC" if rank == 4 else "NDHWC"
+    inputs = [dy, x, scale, mean, variance, op.outputs[5]]
+    grads = apply_op("FusedBatchNormGradV3", None, inputs, attrs).outputs
+    dx = grads[0]
+    if fmt.startswith("NC"):
+        dx = transpose(dx, [0, rank - 1, *range(1, rank - 1)])
+    return [dx, grads[1], grads[2], None, None]

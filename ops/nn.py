@@ -1,8 +1,9 @@
 """``mg.nn``: the neural-network builders under tf.compat.v1.nn's names.
 
-Activations, softmax, bias, batch norm and top-k come from nn_ops, losses from loss_ops,
-convolution and pooling from conv_ops (``mg.nn.conv2d`` is ``mg.conv2d``), their
-backprops and conv2d_transpose from conv_backprop_ops, the 3-D ones from conv3d_ops.
+Activations, softmax, bias and top-k come from nn_ops, batch norm from batch_norm_ops,
+losses from loss_ops, convolution and pooling from conv_ops (``mg.nn.conv2d`` is
+``mg.conv2d``), their backprops and conv2d_transpose from conv_backprop_ops, the 3-D ones
+from conv3d_ops.
 
 >>> import numpy as np, minigraph as mg
 >>> g = mg.Graph()
@@ -12,6 +13,7 @@ backprops and conv2d_transpose from conv_backprop_ops, the 3-D ones from conv3d_
 array([0., 2.])
 """
 
+from minigraph.ops.batch_norm_ops import fused_batch_norm
 from minigraph.ops.conv3d_ops import avg_pool3d, conv3d, max_pool3d
 from minigraph.ops.conv_backprop_ops import (
     conv2d_backprop_filter,
@@ -29,7 +31,6 @@ from minigraph.ops.loss_ops import (
 from minigraph.ops.nn_ops import (
     bias_add,
     elu,
-    fused_batch_norm,
     in_top_k,
     leaky_relu,
     log_softmax,

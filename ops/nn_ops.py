@@ -1,10 +1,10 @@
 """Neural-network ops (tf.nn): BiasAdd; the activations Relu, Relu6, Elu, Selu, LeakyRelu,
-Softplus (one factory); Softmax and LogSoftmax (one factory); FusedBatchNormV3 (inference);
-TopKV2, InTopKV2. Convolution and pooling are in conv_ops, the losses in loss_ops.
+Softplus (one factory); Softmax and LogSoftmax (one factory); TopKV2, InTopKV2. Convolution
+and pooling are in conv_ops, batch norm in batch_norm_ops, the losses in loss_ops.
 
 Builders have tf.compat.v1.nn's names and arguments; ``minigraph.ops.nn`` (``mg.nn``)
 gathers them. float16 inputs are computed in float32 and rounded once, where TensorFlow
-accumulates in float32 too (softmax, losses, batch norm).
+accumulates in float32 too (softmax, losses).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from minigraph.wrappers import make_builder, make_wrapper_class
 BUILDERS: tuple[str, ...] = ()  # nothing here is top-level in tf.compat.v1
 NN_BUILDERS = (
     "bias_add", "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softmax",
-    "log_softmax", "fused_batch_norm", "top_k", "in_top_k",
+    "log_softmax", "top_k", "in_top_k",
 )  # fmt: skip
 
 
@@ -475,134 +475,6 @@ log_softmax, LogSoftmax = softmax_op(
 )
 
 
-# -- FusedBatchNormV3 (inference) ----------------------------------------------------------
-
-
-def _fbn_channel_axis(data_format: str, rank: int) -> int:
-    return 1 if data_format.startswith("NC") else rank - 1
-
-
-def _fbn_training(c: Any) -> None:
-    if c.attrs["is_training"]:
-        raise errors.UnimplementedError(
-            "FusedBatchNormV3 with is_training=true is not supported: minigraph runs "
-            "inference graphs only (batch statistics and their running averages are "
-            "training state); set is_training=false",
-            c.node_name,
-            c.op_type,
-        )
-
-
-def _fused_batch_norm_shape(c: InferenceContext, x: TensorSpec, *params: TensorSpec) -> list:
-    _fbn_training(c)
-    fmt = c.attrs["data_format"]
-    rank = 5 if fmt in ("NDHWC", "NCDHW") else 4
-    xs = with_rank(x.shape, rank)
-    channels = xs.dims[_fbn_channel_axis(fmt, rank)] if xs.dims else None
-    for pname, p in zip(("scale", "offset", "mean", "variance"), params):
-        ps = with_rank(p.shape, 1)
-        if None not in (channels, ps[0]) and channels != ps[0]:
-            c.fail(
-                f"When is_training=false, {pname} must have the same number of elements as "
-                f"the channels of x, got {ps[0]} and {channels}"
-            )
-        channels = merge_dim(channels, ps[0])
-    vec = TensorShape([channels])
-    return [xs, vec, vec, vec, vec, TensorShape([0])]
-
-
-FUSED_BATCH_NORM_V3 = define_op(
-    "FusedBatchNormV3",
-    inputs=["x: T", "scale: U", "offset: U", "mean: U", "variance: U"],
-    outputs=[
-        "y: T",
-        "batch_mean: U",
-        "batch_variance: U",
-        "reserve_space_1: U",
-        "reserve_space_2: U",
-        "reserve_space_3: U",
-    ],
-    attrs=[
-        "T: {float16, float32}",
-        "U: {float32}",
-        "epsilon: float = 0.0001",
-        "exponential_avg_factor: float = 1.0",
-        "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'",
-        "is_training: bool = True",
-    ],
-    shape_fn=_fused_batch_norm_shape,
-    doc="""
-Batch normalisation with given statistics (inference):
-``y = (x - mean) / sqrt(variance + epsilon) * scale + offset`` per channel (the last dim,
-or dim 1 for NCHW/NCDHW). ``batch_mean``/``batch_variance`` and ``reserve_space_1``/``_2``
-are ``mean`` and ``variance`` (as TensorFlow's default oneDNN CPU kernel gives them; its
-plain kernel leaves the reserve spaces uninitialised), ``reserve_space_3`` is empty.
-
-``is_training=true`` (the op's default, as TensorFlow) is UnimplementedError: minigraph
-runs inference graphs; the builder ``mg.nn.fused_batch_norm`` defaults to false.
-""",
-)
-
-
-@register_kernel("FusedBatchNormV3", "CPU", "GPU")
-def _fused_batch_norm_v3_kernel(
-    ctx: KernelContext, x: Any, scale: Any, offset: Any, mean: Any, variance: Any
-) -> list:
-    xp = ctx.xp
-    _fbn_training(ctx)
-    fmt = ctx.attrs["data_format"]
-    if x.ndim not in (4, 5):
-        ctx.fail(f"input must be 4 or 5-dimensional{shape_str(x.shape)}")
-    axis = _fbn_channel_axis(fmt, x.ndim)
-    channels = x.shape[axis]
-    for pname, p in zip(("scale", "offset", "mean", "variance"), (scale, offset, mean, variance)):
-        if p.ndim != 1 or p.shape[0] != channels:
-            ctx.fail(
-                f"When is_training=false, {pname} must have the same number of elements as "
-                f"the channels of x, got {p.size} and {channels}"
-            )
-    shape = [1] * x.ndim
-    shape[axis] = channels
-    eps = np.float32(ctx.attrs["epsilon"])
-    mult = scale / xp.sqrt(variance + eps)
-    y = (x.astype(np.float32) - mean.reshape(shape)) * mult.reshape(shape)
-    y = y + offset.reshape(shape)
-    stats = [a.copy() for a in (mean, variance, mean, variance)]  # four distinct buffers
-    return [y.astype(x.dtype, copy=False), *stats, xp.empty((0,), np.float32)]
-
-
-FusedBatchNormV3 = make_wrapper_class(FUSED_BATCH_NORM_V3)
-_fused_batch_norm_v3 = make_builder(FUSED_BATCH_NORM_V3, "fused_batch_norm_v3")
-
-
-def fused_batch_norm(
-    x: Any,
-    scale: Any,
-    offset: Any,
-    mean: Any,
-    variance: Any,
-    epsilon: float = 0.001,
-    data_format: str = "NHWC",
-    is_training: bool = False,
-    name: str | None = None,
-) -> tuple[Output, Output, Output]:
-    """Batch norm with given ``mean``/``variance``: (y, batch_mean, batch_var), as
-    tf.compat.v1.nn.fused_batch_norm in inference (is_training=True is UnimplementedError).
-    ``epsilon`` is raised to 1.001e-5 at least, as TensorFlow does (cuDNN's minimum)."""
-    outs = _fused_batch_norm_v3(
-        x,
-        scale,
-        offset,
-        mean,
-        variance,
-        epsilon=max(float(epsilon), 1.001e-5),
-        data_format=data_format,
-        is_training=is_training,
-        name=name or "FusedBatchNormV3",
-    )
-    return outs[0], outs[1], outs[2]
-
-
 # -- TopKV2, InTopKV2 ----------------------------------------------------------------------
 
 
@@ -756,5 +628,5 @@ def in_top_k(predictions: Any, targets: Any, k: Any, name: str | None = None) ->
 
 __all__ = [
     "BiasAdd", "Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softplus", "Softmax", "LogSoftmax",
-    "FusedBatchNormV3", "TopKV2", "InTopKV2", *NN_BUILDERS,
+    "TopKV2", "InTopKV2", *NN_BUILDERS,
 ]  # fmt: skip

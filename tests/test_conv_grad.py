@@ -280,7 +280,11 @@ def _fixture_cases(pattern):
 
 POOL_FIXTURES = _fixture_cases("conv_grad_ops.npz")  # TF's reference kernels (oneDNN's
 # AvgPoolGrad in conv_grad_ops_onednn.npz sums in its own order: compared within tolerance)
-VALUES = [c for c in POOL_FIXTURES if c[3] is not None and not c[1].get("mg_error")]
+POOL_OPS = ("MaxPoolGrad", "AvgPoolGrad", "MaxPoolGradGrad")  # (batch norm's sums are Eigen's)
+VALUES = [
+    c for c in POOL_FIXTURES
+    if c[3] is not None and not c[1].get("mg_error") and c[1]["op"] in POOL_OPS
+]  # fmt: skip
 
 
 def _build(meta, inputs):
@@ -358,3 +362,167 @@ def test_nchw_pool_gradient_ops_equal_nhwc(op):
         got = mg.Session(g).run(out)
         results.append(got.transpose(0, 2, 3, 1) if fmt == "NCHW" else got)
     np.testing.assert_array_equal(results[0], results[1])
+
+
+# -- batch norm ---------------------------------------------------------------------------
+
+BN_FORMATS = [("NHWC", [2, 3, 2, 3]), ("NCHW", [2, 3, 3, 2]), ("NDHWC", [2, 2, 1, 3, 2]),
+              ("NCDHW", [1, 2, 3, 2, 2])]  # fmt: skip
+
+
+def _bn_reference(x, scale, offset, fmt, eps, mean=None, var=None):
+    """Batch norm in float64: y, and the statistics it used (the batch's when none given)."""
+    axis = 1 if fmt.startswith("NC") else x.ndim - 1
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    x = x.astype(np.float64)
+    if mean is None:
+        mean, var = x.mean(axes), x.var(axes)
+    norm = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    return norm * scale.reshape(shape) + offset.reshape(shape), mean, var
+
+
+def _bn_inputs(shape, fmt, dtype=np.float32):
+    c = shape[1] if fmt.startswith("NC") else shape[-1]
+    x = rng.standard_normal(shape).astype(dtype) * 2 + 1
+    scale, offset = rng.standard_normal(c), rng.standard_normal(c)
+    return x, scale.astype(np.float32), offset.astype(np.float32)
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("fmt,shape", BN_FORMATS, ids=[f[0] for f in BN_FORMATS])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("factor", [1.0, 0.25])
+def test_fused_batch_norm_training_matches_reference(fmt, shape, dtype, factor):
+    x, scale, offset = _bn_inputs(shape, fmt, dtype)
+    c, eps = scale.size, 0.01
+    old_mean, old_var = rng.standard_normal(c).astype(np.float32), np.ones(c, np.float32)
+    g = mg.Graph()
+    with g.as_default():
+        attrs = {"epsilon": eps, "data_format": fmt, "exponential_avg_factor": factor}
+        outs = apply_op("FusedBatchNormV3", None, [x, scale, offset, old_mean, old_var], attrs)
+    y, running_mean, running_var, saved_mean, saved_var, r3 = mg.Session(g).run(outs.outputs)
+    want, mean, var = _bn_reference(x, scale, offset, fmt, eps)
+    n = x.size // c
+    tol = 2e-3 if dtype == np.float16 else 2e-5
+    assert y.dtype == dtype and r3.shape == (0,)
+    np.testing.assert_allclose(y, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(saved_mean, mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(saved_var, var, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(running_mean, (1 - factor) * old_mean + factor * mean, 1e-5, 1e-6)
+    unbiased = var * n / (n - 1)
+    np.testing.assert_allclose(running_var, (1 - factor) * old_var + factor * unbiased, 1e-5)
+
+
+def _bn_grad_reference(dy, x, scale, mean, var, eps, fmt, training):
+    """FusedBatchNormGradV3's three gradients in float64, from the textbook formulas."""
+    axis = 1 if fmt.startswith("NC") else x.ndim - 1
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    dy, x = dy.astype(np.float64), x.astype(np.float64)
+    xc = x - mean.reshape(shape)
+    r = 1 / np.sqrt(var.astype(np.float64) + eps)
+    d_offset = dy.sum(axes)
+    d_scale = (dy * xc).sum(axes) * r
+    if training:
+        dx = (dy - dy.mean(axes, keepdims=True)
+              - xc * (dy * xc).mean(axes, keepdims=True) * (r * r).reshape(shape))  # fmt: skip
+        dx = dx * (scale * r).reshape(shape)
+    else:
+        dx = dy * (scale * r).reshape(shape)
+    return dx, d_scale, d_offset
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("fmt,shape", BN_FORMATS, ids=[f[0] for f in BN_FORMATS])
+@pytest.mark.parametrize("training", [True, False], ids=["training", "inference"])
+def test_fused_batch_norm_grad_v3_matches_reference(fmt, shape, training):
+    x, scale, _ = _bn_inputs(shape, fmt)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    axis = 1 if fmt.startswith("NC") else x.ndim - 1
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    mean, var = x.mean(axes).astype(np.float32), x.var(axes).astype(np.float32)
+    attrs = {"epsilon": 0.001, "data_format": fmt, "is_training": training}
+    inputs = [dy, x, scale, mean, var, np.zeros(0, np.float32)]
+    if not training and fmt.startswith("NC"):  # TF's kernel too; its gradient transposes
+        with pytest.raises(errors.InvalidArgumentError, match="only support NHWC"):
+            with mg.Graph().as_default():
+                mg.Session().run(apply_op("FusedBatchNormGradV3", None, inputs, attrs).outputs)
+        return
+    g = mg.Graph()
+    with g.as_default():
+        outs = apply_op("FusedBatchNormGradV3", None, inputs, attrs).outputs
+    dx, d_scale, d_offset, r4, r5 = mg.Session(g).run(outs)
+    want = _bn_grad_reference(dy, x, scale, mean, var, 0.001, fmt, training)
+    for got, ref in zip((dx, d_scale, d_offset), want):
+        np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5)
+    assert r4.shape == r5.shape == (0,)
+
+
+@pytest.mark.parametrize("fmt,shape", BN_FORMATS, ids=[f[0] for f in BN_FORMATS])
+@pytest.mark.parametrize("training", [True, False], ids=["training", "inference"])
+def test_fused_batch_norm_gradients_match_finite_differences(fmt, shape, training):
+    """mg.gradients of sum(y * w) against central differences of the float64 reference
+    (FusedBatchNormV3 is float16/float32 only, so the reference is differenced)."""
+    x, scale, offset = _bn_inputs(shape, fmt)
+    c, eps = scale.size, 0.01
+    mean, var = rng.standard_normal(c).astype(np.float32), rng.random(c).astype(np.float32) + 1
+    w = rng.standard_normal(shape)
+    g = mg.Graph()
+    with g.as_default():
+        xs, ss, os_ = mg.constant(x), mg.constant(scale), mg.constant(offset)
+        y, _, _ = mg.nn.fused_batch_norm(xs, ss, os_, mean, var, eps, fmt, training)
+        grads = mg.gradients(y, [xs, ss, os_], grad_ys=w.astype(np.float32))
+    got = mg.Session(g).run(grads)
+
+    def loss(xv, sv, ov):
+        stats = {} if training else {"mean": mean.astype(np.float64), "var": var}
+        return (_bn_reference(xv, sv, ov, fmt, np.float32(eps), **stats)[0] * w).sum()
+
+    args = [x.astype(np.float64), scale.astype(np.float64), offset.astype(np.float64)]
+    for k, grad in enumerate(got):
+        numeric = np.zeros(args[k].shape)
+        for i in range(args[k].size):
+            up, down = [a.copy() for a in args], [a.copy() for a in args]
+            up[k].flat[i] += 1e-4
+            down[k].flat[i] -= 1e-4
+            numeric.flat[i] = (loss(*up) - loss(*down)) / 2e-4
+        np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_batch_norm_5d_gradients_equal_4d():
+    """NDHWC is NHWC with depth and height merged, for the forward op and its gradient."""
+    x, scale, offset = _bn_inputs([2, 3, 2, 2, 3], "NDHWC")
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for fmt, shape in (("NDHWC", x.shape), ("NHWC", [2, 6, 2, 3])):
+        g = mg.Graph()
+        with g.as_default():
+            xs = mg.constant(x.reshape(shape))
+            y, _, _ = mg.nn.fused_batch_norm(xs, scale, offset, data_format=fmt)
+            grads = mg.gradients(y, [xs], grad_ys=dy.reshape(shape))
+        y0, dx = mg.Session(g).run([y, grads[0]])
+        results.append((y0.reshape(x.shape), dx.reshape(x.shape)))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_batch_norm_builder_and_errors():
+    x, scale, offset = _bn_inputs([1, 2, 2, 3], "NHWC")
+    with pytest.raises(ValueError, match="Both `mean` and `variance`"):
+        with mg.Graph().as_default():
+            mg.nn.fused_batch_norm(x, scale, offset, is_training=False)
+    with pytest.raises(errors.InvalidArgumentError, match="When exponential_avg_factor != 1, mean"):
+        with mg.Graph().as_default():
+            mg.nn.fused_batch_norm(x, scale, offset, np.ones(2, np.float32), np.ones(3, np.float32),
+                                   exponential_avg_factor=0.5, name="bn")  # fmt: skip
+    # no gradient through the gradient op (TensorFlow registers none either)
+    g = mg.Graph()
+    with g.as_default():
+        xs = mg.constant(x)
+        y, _, _ = mg.nn.fused_batch_norm(xs, scale, offset)
+        (dx,) = mg.gradients(y, [xs], grad_ys=np.ones_like(x))
+        with pytest.raises(errors.NoGradientError, match="FusedBatchNormGradV3"):
+            mg.gradients(dx, [xs], grad_ys=np.ones_like(x))

@@ -282,7 +282,20 @@ OP_EXAMPLES = {
         F[1],
         F[2],
         F[0] + 1.0,
+        is_training=False,
     )[0],
+    "FusedBatchNormGradV3": lambda: (
+        ops.FusedBatchNormGradV3(
+            _scope(),
+            F.reshape(1, 1, 3, 4),
+            TIES.reshape(1, 1, 3, 4),
+            F[0],
+            F[1],
+            F[2] + 1.0,
+            np.zeros(0, np.float32),
+            epsilon=0.01,
+        ).x_backprop
+    ),
     "MaxPoolGrad": lambda: (
         ops.MaxPoolGrad(
             _scope(),

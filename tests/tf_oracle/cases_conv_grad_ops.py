@@ -1,9 +1,11 @@
-"""The pooling gradient ops run by TensorFlow 2.21's reference CPU kernels (see
-make_op_fixtures.py): family "conv_grad_ops": MaxPoolGrad, AvgPoolGrad, MaxPoolGradGrad,
-NHWC, with their ties, NaN, -inf and padding cells, and their errors.
+"""The pooling and batch norm gradient ops run by TensorFlow 2.21's reference CPU kernels
+(see make_op_fixtures.py): family "conv_grad_ops": MaxPoolGrad, AvgPoolGrad,
+MaxPoolGradGrad (NHWC, with their ties, NaN, -inf and padding cells) and
+FusedBatchNormGradV3, and their errors.
 
 TF_ENV turns oneDNN off: the reference kernels check every argument with a message
-(oneDNN's AvgPoolGrad aborts the process on an orig_input_shape of 3 values). Left out:
+(oneDNN's AvgPoolGrad aborts the process on an orig_input_shape of 3 values, its
+FusedBatchNormGradV3 gives scalar reserve_space_4/5 where the OpDef says [0]). Left out:
 NCHW (TF's CPU refuses it, minigraph runs it: tests/test_conv_grad.py checks it against
 NHWC) and AvgPoolGrad with a SAME window larger than the input, where the reference kernel
 spreads some windows over the wrong cells (cases_conv_grad_ops_onednn.py has TF's default
@@ -86,6 +88,22 @@ def avg_grad(name, shape, grad_shape, ksize, strides, padding, dtype=f32, **kw):
     return case("AvgPoolGrad", name=f"AvgPoolGrad {name}", orig_input_shape=np.array(shape, i32),
                 grad=normal(grad_shape, dtype), ksize=ksize, strides=strides, padding=padding,
                 **kw)  # fmt: skip
+
+
+def bn_grad(name, shape, dtype=f32, dy_shape=None, scale=None, saved=None, **attrs):
+    """FusedBatchNormGradV3 of an input of ``shape`` with its batch statistics as the
+    saved ones (channels by data_format), in training unless ``is_training=False``."""
+    fmt = attrs.get("data_format", "NHWC")
+    axis = 1 if fmt.startswith("NC") else len(shape) - 1
+    x = normal(shape, dtype)
+    axes = tuple(i for i in range(len(shape)) if i != axis)
+    mean = x.astype(f32).mean(axes) if x.size else np.zeros(shape[axis], f32)
+    var = x.astype(f32).var(axes) if x.size else np.ones(shape[axis], f32)
+    return case("FusedBatchNormGradV3", name=f"FusedBatchNormGradV3 {name}",
+                y_backprop=normal(dy_shape or shape, dtype), x=x,
+                scale=normal([shape[axis]]) if scale is None else scale,
+                reserve_space_1=mean if saved is None else saved, reserve_space_2=var,
+                reserve_space_3=np.zeros(0, f32), **attrs)  # fmt: skip
 
 
 NAN_IMAGE = np.array(
@@ -275,4 +293,20 @@ CASES = [
         strides=S2,
         padding="VALID",
     ),  # fmt: skip
+    # FusedBatchNormGradV3: the saved batch statistics (training) or the population ones
+    bn_grad("training", [2, 3, 4, 3]),
+    bn_grad("training NCHW", [2, 3, 3, 4], data_format="NCHW"),
+    bn_grad("training NDHWC", [2, 2, 3, 2, 3], data_format="NDHWC"),
+    bn_grad("training NCDHW", [1, 3, 2, 2, 2], data_format="NCDHW"),
+    bn_grad("training float16", [2, 2, 3, 4], f16, epsilon=0.01),
+    bn_grad("inference", [2, 3, 3, 3], is_training=False, epsilon=0.1),
+    bn_grad("inference NDHWC", [1, 2, 3, 2, 2], is_training=False, data_format="NDHWC"),
+    bn_grad("inference NCHW", [1, 3, 2, 2], is_training=False, data_format="NCHW"),
+    bn_grad("empty", [0, 3, 3, 2]),
+    bn_grad("one value a channel", [1, 1, 1, 3]),
+    bn_grad("x and y_backprop differ", [2, 3, 3, 2], dy_shape=[2, 3, 2, 2]),
+    bn_grad("rank 3", [2, 3, 2], dy_shape=[2, 3, 2]),
+    bn_grad("scale of 3", [1, 2, 2, 2], scale=normal([3])),
+    bn_grad("reserve_space_1 of 3", [1, 2, 2, 2], saved=normal([3])),
+    bn_grad("scale rank 2", [1, 2, 2, 2], scale=normal([1, 2])),
 ]

@@ -143,9 +143,7 @@ CASES = [
     case("FusedBatchNormV3", name="FusedBatchNormV3-rank3", x=normal((2, 2, 3)), scale=VEC3,
          offset=normal(3), mean=normal(3), variance=np.ones(3, f32), is_training=False),
     case("FusedBatchNormV3", name="FusedBatchNormV3-training", x=IMAGE, scale=VEC3,
-         offset=normal(3), mean=np.zeros(0, f32), variance=np.zeros(0, f32),
-         mg_error="UnimplementedError",
-         why="minigraph runs inference graphs; is_training=true (the op's default) is refused"),
+         offset=normal(3), mean=np.zeros(0, f32), variance=np.zeros(0, f32)),
     # TopKV2, InTopKV2
     case("TopKV2", input=np.array([[1, 3, 3, 2], [5, 5, 5, 5]], f32), k=np.int32(3)),
     case("TopKV2", name="TopKV2-rank3-int64",

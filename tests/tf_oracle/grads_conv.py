@@ -11,7 +11,7 @@ import numpy as np
 from oracle_case import case
 
 rng = np.random.default_rng(27)
-f32, f64, i32 = np.float32, np.float64, np.int32
+f16, f32, f64, i32 = np.float16, np.float32, np.float64, np.int32
 S1, S2 = [1, 1, 1, 1], [1, 2, 2, 1]
 
 
@@ -49,6 +49,16 @@ def backprop_filter(op, x, w, g, dtype=f64, **attrs):
     return case(
         op, input=normal(x, dtype), filter_sizes=sizes(*w), out_backprop=normal(g, dtype), **attrs
     )
+
+
+def bn(name, shape, dtype=f32, **attrs):
+    """FusedBatchNormV3 of an input of ``shape`` (its channels by data_format)."""
+    channels = shape[1] if attrs.get("data_format", "NHWC").startswith("NC") else shape[-1]
+    stats = channels if not attrs["is_training"] or "exponential_avg_factor" in attrs else 0
+    return case("FusedBatchNormV3", name=f"FusedBatchNormV3 {name}", x=normal(shape, dtype),
+                scale=normal([channels], f32), offset=normal([channels], f32),
+                mean=normal([stats], f32), variance=np.abs(normal([stats], f32)) + 0.5,
+                **attrs)  # fmt: skip
 
 
 EXPLICIT = {"padding": "EXPLICIT"}
@@ -194,4 +204,15 @@ CASES = [
         strides=S2,
         padding="SAME",
     ),  # fmt: skip
+    # batch norm: training reads the forward op's saved batch statistics, inference the
+    # population mean and variance (NCHW through transposes); mean and variance get none.
+    # 5-D inputs are left out: TF's CPU gives them a scalar reserve_space_3 (minigraph's is
+    # empty, as its oneDNN kernel's for 4-D), which the fixture would weight by a scalar dy
+    # (tests/test_conv_grad.py checks them against the 4-D ones).
+    bn("training", [2, 3, 4, 3], is_training=True),
+    bn("training NCHW", [2, 3, 3, 4], is_training=True, data_format="NCHW"),
+    bn("training float16", [2, 2, 3, 3], f16, is_training=True, epsilon=0.01),
+    bn("training moving averages", [3, 2, 2, 2], is_training=True, exponential_avg_factor=0.3),
+    bn("inference", [2, 3, 3, 3], is_training=False),
+    bn("inference NCHW", [2, 3, 2, 3], is_training=False, data_format="NCHW", epsilon=0.1),
 ]
