@@ -677,3 +677,17 @@ def test_cli_run_and_trace_on_a_dask_scheduler(procs, tmp_path, capsys):
     rows = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert {"worker 0", "worker 1"} <= rows
     assert {"e", "f"} <= {e["name"] for e in events if e["ph"] == "X"}
+
+
+def test_executor_refuses_variables_naming_the_handle(inproc):
+    """A Dask worker keeps no state between tasks: a variable lives in a local Session."""
+    g = mg.Graph()
+    with g.as_default():
+        v = mg.Variable([1.0, 2.0], name="v")
+        y = mg.multiply(v, 2.0, name="y")
+    sess = mg.Session(g, executor=DaskExecutor(inproc))
+    with pytest.raises(errors.UnimplementedError, match="variables live in a Session") as e:
+        sess.run(v.initializer)
+    assert e.value.node_name == "v"
+    with pytest.raises(errors.UnimplementedError):
+        sess.run(y)
