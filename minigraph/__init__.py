@@ -52,8 +52,11 @@ bool = bool_  # noqa: A001  (mg.bool, as tf.bool)
 
 from . import ops  # type: ignore[attr-defined]  # noqa: E402  (ops/ is installed here)
 from .ops import gradient_checker as test  # noqa: E402  (mg.test.compute_gradient)
-from .ops import graph_util  # noqa: E402  (mg.graph_util, as tf.compat.v1.graph_util)
-from .ops import nn  # noqa: E402  (mg.nn, as tf.nn)
+from .ops import (  # noqa: E402  (mg.graph_util, mg.nn, mg.train: tf.compat.v1's modules)
+    graph_util,
+    nn,
+    train,
+)
 from .ops.array_ops import (  # noqa: E402  (the op library needs the runtime above)
     cast,
     constant,
@@ -298,6 +301,7 @@ __all__ = [
     "errors",
     "ops",
     "nn",
+    "train",
     "import_graph_def",
     "write_graph",
     "summary",

@@ -1,5 +1,5 @@
-"""TensorFlow's tensor bundle (a V2 checkpoint, a SavedModel's ``variables/``), read without
-TensorFlow.
+"""TensorFlow's tensor bundle (a V2 checkpoint, a SavedModel's ``variables/``), read and
+written without TensorFlow.
 
 A bundle with prefix ``P`` is ``P.index`` plus the shards ``P.data-00000-of-0000N``. The index
 is a LevelDB-format table (TensorFlow's ``core/lib/io/table``), mapping each key in sorted
@@ -25,6 +25,10 @@ The table format, as TensorFlow writes it for bundles (uncompressed: BundleWrite
 Everything a damaged file can get wrong (sizes, offsets, varints, checksums, key order, a
 missing shard, a short shard) is a :class:`~minigraph.errors.DataLossError` or
 NotFoundError naming the file; nothing is allocated before it is checked against the file.
+
+:class:`BundleWriter` writes what TensorFlow's BundleWriter does for one shard (the data
+file, then the index through :func:`write_table`, each to a temporary name renamed into
+place), so that ``tf.train.load_checkpoint`` and TensorFlow's Saver read it.
 """
 
 from __future__ import annotations
@@ -39,12 +43,17 @@ import numpy as np
 
 from . import errors
 
-__all__ = ["BundleReader", "read_table", "crc32c", "messages"]
+__all__ = ["BundleReader", "BundleWriter", "read_table", "write_table", "crc32c", "messages"]
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48  # 2 * BlockHandle::kMaxEncodedLength (2 * 10) + padding + 8-byte magic
 BLOCK_TRAILER_SIZE = 5
 _CRC_MASK_DELTA = 0xA282EAD8
+# TensorFlow's table::Options: data blocks of about 256 KiB, a restart point every 16 keys
+# (every key in the index block).
+BLOCK_SIZE = 262144
+RESTART_INTERVAL = 16
+BUNDLE_VERSION = 1  # kTensorBundleVersion, the header's producer
 
 
 # -- CRC32C (Castagnoli), as TensorFlow's crc32c::Value / Mask ---------------------------
@@ -123,6 +132,21 @@ def unmask(masked: int) -> int:
     """TensorFlow's crc32c::Unmask: stored CRCs are rotated and offset."""
     rot = (masked - _CRC_MASK_DELTA) & 0xFFFFFFFF
     return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def mask(crc: int) -> int:
+    """TensorFlow's crc32c::Mask, the inverse of :func:`unmask`."""
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _CRC_MASK_DELTA) & 0xFFFFFFFF
+
+
+def varint(value: int) -> bytes:
+    """``value`` as a LevelDB/protobuf varint: 7 bits a byte, low bits first."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 # -- the LevelDB table -------------------------------------------------------------------
@@ -229,6 +253,94 @@ def read_table(data: bytes, where: str) -> list[tuple[bytes, bytes]]:
                 t.fail("keys out of order between blocks")
             out.append((key, value))
     return out
+
+
+class _BlockBuilder:
+    """One block being written, as LevelDB's BlockBuilder: each key shares a prefix with the
+    one before except at a restart point (every ``interval`` keys); then the restart offsets
+    and their count."""
+
+    def __init__(self, interval: int) -> None:
+        self.interval = interval
+        self.buffer = bytearray()
+        self.restarts = [0]
+        self.count = 0
+        self.last = b""
+
+    def add(self, key: bytes, value: bytes) -> None:
+        shared = 0
+        if self.count == self.interval:
+            self.restarts.append(len(self.buffer))
+            self.count = 0
+        else:
+            limit = min(len(self.last), len(key))
+            while shared < limit and self.last[shared] == key[shared]:
+                shared += 1
+        self.buffer += varint(shared) + varint(len(key) - shared) + varint(len(value))
+        self.buffer += key[shared:] + value
+        self.last = key
+        self.count += 1
+
+    def size(self) -> int:
+        return len(self.buffer) + 4 * len(self.restarts) + 4
+
+    def finish(self) -> bytes:
+        n = len(self.restarts)
+        return bytes(self.buffer) + struct.pack(f"<{n}I", *self.restarts) + struct.pack("<I", n)
+
+
+def _separator(start: bytes, limit: bytes) -> bytes:
+    """A short key in [start, limit), as the bytewise comparator's FindShortestSeparator."""
+    n = min(len(start), len(limit))
+    i = next((k for k in range(n) if start[k] != limit[k]), n)
+    if i < n and start[i] < 0xFF and start[i] + 1 < limit[i]:
+        return start[:i] + bytes([start[i] + 1])
+    return start
+
+
+def _successor(key: bytes) -> bytes:
+    """A short key >= ``key``, as the bytewise comparator's FindShortSuccessor."""
+    i = next((k for k, b in enumerate(key) if b != 0xFF), None)
+    return key if i is None else key[:i] + bytes([key[i] + 1])
+
+
+def write_table(entries: list[tuple[bytes, bytes]]) -> bytes:
+    """A LevelDB-format table of ``entries`` (sorted by key, keys unique), uncompressed,
+    byte for byte as TensorFlow's TableBuilder writes it: data blocks closed once they
+    reach :data:`BLOCK_SIZE` bytes, each with its trailer (type 0 and the masked CRC32C);
+    an empty metaindex block; the index block (a short separator key per data block and
+    its BlockHandle); the footer. :func:`read_table` reads it back."""
+    out = bytearray()
+
+    def raw_block(block: _BlockBuilder) -> bytes:
+        contents = block.finish()
+        handle = varint(len(out)) + varint(len(contents))
+        out.extend(contents)
+        out.extend(b"\0" + struct.pack("<I", mask(crc32c(contents + b"\0"))))
+        return handle
+
+    index = _BlockBuilder(1)
+    data = _BlockBuilder(RESTART_INTERVAL)
+    pending: bytes | None = None  # the handle of a data block not yet in the index
+    last = b""
+    for i, (key, value) in enumerate(entries):
+        if i and key <= last:
+            raise ValueError(f"table keys must be unique and sorted: {key!r} after {last!r}")
+        if pending is not None:
+            index.add(_separator(last, key), pending)
+            pending = None
+        data.add(key, value)
+        last = key
+        if data.size() >= BLOCK_SIZE:
+            pending = raw_block(data)
+            data = _BlockBuilder(RESTART_INTERVAL)
+    if data.count:
+        pending = raw_block(data)
+    if pending is not None:
+        index.add(_successor(last), pending)
+    footer = raw_block(_BlockBuilder(RESTART_INTERVAL)) + raw_block(index)
+    out += footer + bytes(40 - len(footer)) + struct.pack("<Q", TABLE_MAGIC)
+    return bytes(out)
 
 
 # -- the bundle's messages -----------------------------------------------------------------
@@ -395,6 +507,70 @@ class BundleReader:
         if shard not in self._shards:
             self._shards[shard] = _read_file(self.shard_path(shard), "data shard")
         return self._shards[shard]
+
+
+class BundleWriter:
+    """Writes the bundle ``prefix`` (``prefix.index`` and ``prefix.data-00000-of-00001``):
+    :meth:`add` each tensor under its key, then :meth:`finish`. Tensors are stored as
+    TensorFlow stores them: raw little-endian bytes one after another in the data file, an
+    index entry (dtype, shape, offset, size, masked CRC32C) per key; numbers and bools only.
+    """
+
+    def __init__(self, prefix: str | os.PathLike) -> None:
+        self.prefix = os.fspath(prefix)
+        self._data = bytearray()
+        self._entries: dict[bytes, bytes] = {}
+
+    def add(self, key: str, value: Any) -> None:
+        from .dtypes import as_dtype
+        from .tf_proto import _dtype_to_enum, _shape_to_proto, protos
+
+        if not key:
+            raise errors.InvalidArgumentError(
+                "Adding the empty key is not allowed (it names the header)"
+            )
+        name = key.encode("utf-8")
+        if name in self._entries:
+            raise errors.InvalidArgumentError(f"Adding duplicate key: {key}")
+        arr = np.asarray(value)
+        try:
+            dt = as_dtype(arr.dtype)
+        except (TypeError, ValueError):
+            dt = None
+        if dt is None or dt.is_handle:
+            raise errors.UnimplementedError(
+                f"tensor {key!r}: a {arr.dtype} array cannot be saved (numbers and bools only)"
+            )
+        raw = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        p = protos()
+        entry = messages().BundleEntryProto(
+            dtype=_dtype_to_enum(p, dt),
+            shard_id=0,
+            offset=len(self._data),
+            size=len(raw),
+            crc32c=mask(crc32c(raw)),
+        )
+        entry.shape.CopyFrom(_shape_to_proto(p, list(arr.shape)))
+        self._data += raw
+        self._entries[name] = entry.SerializeToString()
+
+    def finish(self) -> None:
+        """Write the data file, then the index (each under a temporary name first)."""
+        header = messages().BundleHeaderProto(num_shards=1, endianness=0)
+        header.version.producer = BUNDLE_VERSION
+        table = write_table([(b"", header.SerializeToString()), *sorted(self._entries.items())])
+        _write_file(f"{self.prefix}.data-00000-of-00001", bytes(self._data))
+        _write_file(f"{self.prefix}.index", table)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    tmp = f"{path}.tempstate{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise errors.NotFoundError(f"cannot write {path}: {e.strerror}") from None
 
 
 def _read_file(path: str, what: str) -> bytes:

@@ -99,6 +99,7 @@ def store(ctx: KernelContext, var: VariableState, value: Any, owned: bool) -> No
                 f"Trying to assign to variable {var.name} with tensor with wrong shape. "
                 f"Expected {var.shape} got {list(value.shape)}"
             )
+    value = ctx.xp.asarray(value)  # a 0-d result of NumPy arithmetic is a scalar
     stored = value if owned else ctx.xp.array(value, copy=True)
     if isinstance(stored, np.ndarray):
         stored.flags.writeable = False

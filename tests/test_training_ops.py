@@ -197,3 +197,21 @@ def test_concurrent_updates_lose_none_and_crossed_slots_do_not_deadlock():
     np.testing.assert_array_equal(sess.run(a), [-300.0] * 3)
     np.testing.assert_array_equal(sess.run(b), [100.0] * 3)
     sess.close()
+
+
+def test_scalar_variables_stay_arrays(any_device):
+    """NumPy arithmetic on 0-d arrays returns scalars; a stored value is always an array
+    (ReadVariableOp's outputs are checked against their spec in tests)."""
+    g = mg.Graph()
+    with g.as_default():
+        v = mg.Variable(np.float32(1.0), name="v")
+        step = mg.Variable(np.int64(0), name="step")
+        descend = ops.ResourceApplyGradientDescent(
+            current_scope(), v.handle, np.float32(0.5), np.float32(2.0)
+        ).operation
+        bump = step.assign_add(np.int64(1), read_value=False)
+        init = mg.global_variables_initializer()
+    with mg.Session(g) as sess:
+        sess.run(init)
+        sess.run([descend, bump])
+        assert sess.run(v) == 0.0 and sess.run(step) == 1
