@@ -24,6 +24,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     gather_ops,
     gradients,
     image_ops,
+    linalg_grad,
     linalg_ops,
     list_gather_ops,
     list_ops,
@@ -32,6 +33,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     math_grad_ops,
     math_n_ops,
     math_ops,
+    nn_grad,
+    nn_grad_ops,
     nn_ops,
     pad_ops,
     partition_ops,
@@ -79,6 +82,7 @@ from minigraph.ops.loss_ops import *  # noqa: F403
 from minigraph.ops.math_grad_ops import *  # noqa: F403
 from minigraph.ops.math_n_ops import *  # noqa: F403
 from minigraph.ops.math_ops import *  # noqa: F403
+from minigraph.ops.nn_grad_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
 from minigraph.ops.partition_ops import *  # noqa: F403

@@ -108,7 +108,7 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
 
 
 MatMul = make_wrapper_class(MATMUL)
-_matmul = make_builder(MATMUL, "mat_mul")
+mat_mul = make_builder(MATMUL, "mat_mul")  # the raw op, as gen_math_ops.mat_mul
 
 
 # -- BatchMatMulV2 ---------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def matmul(
     complex_ = x.dtype.is_complex
     batch = x.shape.rank != 2 or y.shape.rank != 2
     if not batch and not (complex_ and (adjoint_a or adjoint_b)):
-        return _matmul(
+        return mat_mul(
             x,
             y,
             transpose_a=transpose_a or adjoint_a,
@@ -262,7 +262,7 @@ register_operator("__rmatmul__", lambda self, other: matmul(other, self))
 _LABELS = frozenset(string.ascii_letters)
 
 
-def _parse_equation(fail: Any, equation: str, n: int) -> tuple[list[list[str]], list[str]]:
+def parse_equation(fail: Any, equation: str, n: int) -> tuple[list[list[str]], list[str]]:
     """Each operand's subscripts and the output's, as lists of labels ("..." one item);
     an implicit output is the labels seen once, sorted, after any ellipsis (NumPy)."""
     eq = equation.replace(" ", "")
@@ -286,9 +286,7 @@ def _parse_equation(fail: Any, equation: str, n: int) -> tuple[list[list[str]], 
     if arrow:
         out = labels(rhs)
         seen = {label for t in terms for label in t}
-        for label in out:
-            if out.count(label) > 1:
-                fail(f"Output subscript '{label}' appears more than once in equation: {equation}")
+        for label in out:  # a label repeated is a diagonal (TensorFlow's "i->ii")
             if label != "..." and label not in seen:
                 fail(f"Output subscript '{label}' does not appear in the inputs: {equation}")
     else:
@@ -370,7 +368,7 @@ def _einsum_dims(
 
 def _einsum_shape(c: InferenceContext, inputs: list[TensorSpec]) -> TensorShape:
     equation = c.attrs["equation"]
-    terms, out = _parse_equation(c.fail, equation, len(inputs))
+    terms, out = parse_equation(c.fail, equation, len(inputs))
     shapes = [s.shape.dims for s in inputs]
     return TensorShape(_einsum_dims(c.fail, equation, terms, out, shapes))
 
@@ -385,8 +383,10 @@ EINSUM = define_op(
 Einstein summation over ``N`` operands, as ``np.einsum(equation, *inputs)``: letters name
 dims, ``...`` stands for broadcast dims, ``->`` names the output (without it, the output is
 the labels seen once, in alphabetical order). A label repeated in one operand takes its
-diagonal; labels not in the output are summed. TensorFlow's kernel takes 1 or 2 operands
-and needs ``->``; minigraph takes any equation NumPy accepts.
+diagonal; labels not in the output are summed; a label repeated in the output puts the
+values on that diagonal, zeros elsewhere (as TensorFlow: ``"i->ii"`` is ``diag``, the
+gradient of a trace). TensorFlow's kernel takes 1 or 2 operands and needs ``->``;
+minigraph takes any equation NumPy accepts.
 
 >>> import numpy as np, minigraph as mg
 >>> g = mg.Graph()
@@ -402,7 +402,7 @@ and needs ``->``; minigraph takes any equation NumPy accepts.
 @register_kernel("Einsum", "CPU", "GPU")
 def _einsum_kernel(ctx: KernelContext, inputs: list[Any]) -> Any:
     equation = ctx.attrs["equation"]
-    terms, out = _parse_equation(ctx.fail, equation, len(inputs))
+    terms, out = parse_equation(ctx.fail, equation, len(inputs))
     dims = _einsum_dims(ctx.fail, equation, terms, out, [tuple(x.shape) for x in inputs])
     assert dims is not None
     ctx.check_size(dims, inputs[0].dtype)
@@ -410,12 +410,38 @@ def _einsum_kernel(ctx: KernelContext, inputs: list[Any]) -> Any:
     xs = [x.astype(np.float32) for x in inputs] if dtype == np.float16 else list(inputs)
     # A contraction order (and BLAS) pays off for many or large operands only.
     optimize = len(xs) > 2 or sum(x.size for x in xs) > 1 << 14
+    distinct = list(dict.fromkeys(out))
+    lhs = ",".join("".join(t) for t in terms)
     try:
-        r = ctx.xp.einsum(equation.replace(" ", ""), *xs, optimize=optimize)
+        r = ctx.xp.einsum(f"{lhs}->{''.join(distinct)}", *xs, optimize=optimize)
     except ValueError as e:  # a guard only: the checks above mirror NumPy's
         ctx.fail(f"einsum: {e}")
     r = ctx.xp.asarray(r)
-    return r if r.dtype == dtype else r.astype(dtype)
+    r = r if r.dtype == dtype else r.astype(dtype)
+    return r if len(distinct) == len(out) else _on_diagonal(ctx, r, distinct, out, dims)
+
+
+def _on_diagonal(ctx: KernelContext, r: Any, distinct: list[str], out: list[str], dims: Any) -> Any:
+    """An output label repeated (TensorFlow's "i->ii"): ``r``, the result over the distinct
+    labels, written on the diagonal of zeros shaped as the output (a strided view whose
+    stride for a label is the sum of its axes' strides)."""
+    full = ctx.xp.zeros(tuple(dims), r.dtype)
+    n_ell = len(dims) - (len(out) - out.count("..."))
+    axes: dict[str, list[int]] = {}
+    k = 0
+    for label in out:
+        width = n_ell if label == "..." else 1
+        axes.setdefault(label, []).extend(range(k, k + width))
+        k += width
+    strides: list[int] = []
+    for label in distinct:
+        if label == "...":
+            strides.extend(full.strides[a] for a in axes[label])
+        else:
+            strides.append(sum(full.strides[a] for a in axes[label]))
+    view = ctx.xp.lib.stride_tricks.as_strided(full, shape=r.shape, strides=tuple(strides))
+    view[...] = r
+    return full
 
 
 Einsum = make_wrapper_class(EINSUM)

@@ -57,7 +57,7 @@ def in_float32(x: Any) -> Any:
 # -- BiasAdd -------------------------------------------------------------------------------
 
 
-def _bias_axis(data_format: str, rank: int) -> int:
+def bias_axis(data_format: str, rank: int) -> int:
     """TensorFlow's kernel: NCHW puts the channels in dim 1 (for rank >= 3), else last."""
     return 1 if data_format == "NCHW" and rank >= 3 else rank - 1
 
@@ -68,7 +68,7 @@ def _bias_add_shape(c: InferenceContext, x: TensorSpec, b: TensorSpec) -> Tensor
     if xs.dims is None:
         return xs
     dims = list(xs.dims)
-    axis = _bias_axis(c.attrs["data_format"], len(dims))
+    axis = bias_axis(c.attrs["data_format"], len(dims))
     if None not in (dims[axis], bs[0]) and dims[axis] != bs[0]:
         c.fail(
             "Must provide as many biases as the last dimension of the input tensor: "
@@ -84,7 +84,7 @@ _WIDENED_MIN_SIZE = 1 << 12
 
 def _bias_add_result(attrs: Any, x: tuple[int, ...], b: tuple[int, ...]) -> Any:
     """BiasAdd's result shape for elementwise fusion; None where its kernel would refuse."""
-    if len(x) < 2 or len(b) != 1 or x[_bias_axis(attrs["data_format"], len(x))] != b[0]:
+    if len(x) < 2 or len(b) != 1 or x[bias_axis(attrs["data_format"], len(x))] != b[0]:
         return None
     return x
 
@@ -94,7 +94,7 @@ def _bias_add_into(xp: Any, attrs: Any) -> Callable[..., Any]:
 
     def into(x: Any, b: Any, out: Any) -> Any:
         shape = [1] * x.ndim
-        shape[_bias_axis(data_format, x.ndim)] = b.shape[0]
+        shape[bias_axis(data_format, x.ndim)] = b.shape[0]
         return xp.add(x, b.reshape(shape), out=out)
 
     return into
@@ -134,7 +134,7 @@ def _bias_add_kernel(ctx: KernelContext, x: Any, b: Any) -> Any:
         ctx.fail(f"Input tensor must be at least 2D: {shape_str(x.shape)}")
     if b.ndim != 1:
         ctx.fail(f"Biases must be 1D: {shape_str(b.shape)}")
-    axis = _bias_axis(ctx.attrs["data_format"], x.ndim)
+    axis = bias_axis(ctx.attrs["data_format"], x.ndim)
     if x.shape[axis] != b.shape[0]:
         ctx.fail(
             "Must provide as many biases as the last dimension of the input tensor: "
@@ -162,8 +162,8 @@ def bias_add(
 
 # -- activations: one factory --------------------------------------------------------------
 
-_SELU_SCALE = 1.0507009873554804934193349852946
-_SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_ALPHA = 1.6732632423543772848170429916717
 
 
 def _relu(xp: Any, x: Any, attrs: dict, out: Any) -> None:
@@ -201,16 +201,16 @@ def _elu(xp: Any, x: Any, attrs: dict) -> Any:
 
 
 def _selu(xp: Any, x: Any, attrs: dict) -> Any:
-    neg = (_SELU_SCALE * _SELU_ALPHA) * xp.expm1(xp.minimum(x, 0))
-    return select_bits(xp, x < 0, neg, _SELU_SCALE * x).astype(x.dtype, copy=False)
+    neg = (SELU_SCALE * SELU_ALPHA) * xp.expm1(xp.minimum(x, 0))
+    return select_bits(xp, x < 0, neg, SELU_SCALE * x).astype(x.dtype, copy=False)
 
 
 def _leaky_relu(xp: Any, x: Any, attrs: dict) -> Any:
     """x where x > 0, else alpha * x. With 0 < alpha <= 1 that is the larger of the two
     (with alpha > 1 the smaller): they tie only where they are the same bits (0, +-inf,
     alpha 1), so no np.where, which branches on each element (1.3 ns an element on random
-    signs)."""
-    alpha = x.dtype.type(attrs["alpha"])
+    signs). alpha is TensorFlow's float attr, a float32, converted to x's dtype."""
+    alpha = x.dtype.type(np.float32(attrs["alpha"]))
     scaled = xp.multiply(x, alpha, out=xp.empty_like(x))  # an array even when x is 0-d
     if 0 < alpha <= 1:
         return xp.maximum(x, scaled, out=scaled)
@@ -318,8 +318,8 @@ selu, Selu = activation(
     FLOAT,
     builder="selu",
     cuda=lambda attrs, dtype: (
-        f"({{0}} < C(0) ? R({_literal(_SELU_SCALE * _SELU_ALPHA, dtype)} * R(expm1({{0}}))) "
-        f": R({_literal(_SELU_SCALE, dtype)} * {{0}}))"
+        f"({{0}} < C(0) ? R({_literal(SELU_SCALE * SELU_ALPHA, dtype)} * R(expm1({{0}}))) "
+        f": R({_literal(SELU_SCALE, dtype)} * {{0}}))"
     ),
     doc="``scale * features`` where positive, else ``scale * alpha * (exp(features) - 1)``, "
     "with scale 1.0507009873554805 and alpha 1.6732632423543772.",
@@ -333,7 +333,7 @@ leaky_relu, LeakyRelu = activation(
     params=(("features", REQUIRED), ("alpha", 0.2)),
     exact=True,
     cuda=lambda attrs, dtype: (
-        f"({{0}} > C(0) ? {{0}} : R({{0}} * {_literal(attrs['alpha'], dtype)}))"
+        f"({{0}} > C(0) ? {{0}} : R({{0}} * {_literal(float(np.float32(attrs['alpha'])), dtype)}))"
     ),
     doc="""
 ``features`` where positive, else ``alpha * features``.

@@ -52,7 +52,7 @@ UNARY = {
     "relu": (mg.nn.relu, lambda x: np.where(x < 0, x.dtype.type(0), x), "fi", True),
     "leaky_relu": (
         mg.nn.leaky_relu,
-        lambda x: np.where(x > 0, x, x * x.dtype.type(0.2)),
+        lambda x: np.where(x > 0, x, x * x.dtype.type(np.float32(0.2))),  # a float attr
         "f",
         True,
     ),

@@ -252,6 +252,13 @@ OP_EXAMPLES = {
     "Softplus": lambda: mg.nn.softplus(F - 5.0),
     "Softmax": lambda: mg.nn.softmax(F),
     "LogSoftmax": lambda: mg.nn.log_softmax(F),
+    # the activations' gradient ops and BiasAddGrad (nn_grad_ops)
+    **{
+        op: (lambda op=op: getattr(ops, op)(_scope(), F / 12.0, F - 5.5).backprops)
+        for op in ["ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SoftplusGrad"]
+    },
+    "LeakyReluGrad": lambda: ops.LeakyReluGrad(_scope(), F, F - 5.5, alpha=0.3).backprops,
+    "BiasAddGrad": lambda: ops.BiasAddGrad(_scope(), F.reshape(3, 2, 2), data_format="NCHW").output,
     "MaxPool": lambda: mg.nn.max_pool(F.reshape(1, 3, 4, 1), 2, 1, "SAME"),
     "AvgPool": lambda: mg.nn.avg_pool(F.reshape(1, 3, 4, 1), 2, 2, "SAME"),
     "Conv3D": lambda: mg.nn.conv3d(

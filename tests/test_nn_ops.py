@@ -472,11 +472,12 @@ def test_sparse_softmax_cross_entropy_errors():
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_leaky_relu_is_the_select_bitwise(alpha, dtype):
     # x where x > 0, else alpha * x: for every alpha, with NaN, +-inf and +-0 among the values.
+    # alpha is TensorFlow's float attr: a float32, converted to the dtype (as TF's kernel).
     rng = np.random.default_rng(2)
     x = (rng.standard_normal(3000) * 10).astype(dtype)
     x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-3]
     with np.errstate(all="ignore"):
-        want = np.where(x > 0, x, x * dtype(alpha))
+        want = np.where(x > 0, x, x * dtype(np.float32(alpha)))
     got = run(mg.nn.leaky_relu, x, alpha=alpha)
     same_bits(got, want)
 

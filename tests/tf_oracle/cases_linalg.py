@@ -122,6 +122,11 @@ def _einsum():
     cases += [
         case("Einsum", name="Einsum mismatch", inputs=[m((2, 3)), m((4, 5))], equation="ij,jk->ik"),
         case("Einsum", name="Einsum wrong rank", inputs=[m((2, 3))], equation="ijk->i"),
+        # an output label repeated: the values on that diagonal (the gradient of a trace)
+        case("Einsum", name="Einsum i->ii", inputs=[m((3,), f64)], equation="i->ii"),
+        case("Einsum", name="Einsum ij->jii", inputs=[m((2, 3))], equation="ij->jii"),
+        case("Einsum", name="Einsum i,j->iji", inputs=[m((2,)), m((3,))], equation="i,j->iji"),
+        case("Einsum", name="Einsum i...->i...i", inputs=[m((2, 3), f64)], equation="i...->i...i"),
     ]
     return cases
 

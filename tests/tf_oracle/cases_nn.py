@@ -198,4 +198,7 @@ CASES = [
     case("SparseSoftmaxCrossEntropyWithLogits",
          name="SparseSoftmaxCrossEntropyWithLogits-rank",
          features=np.zeros((3, 3), f32), labels=np.zeros((3, 1), i32)),
+    # alpha is a float attr: TF's kernel takes float32(0.2) in float64 (-0.20000000298...)
+    case("LeakyRelu", name="LeakyRelu-f64-alpha", features=np.array([-1.0, -3.7, 2.5], f64),
+         alpha=0.2),
 ]  # fmt: skip
