@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from minigraph import dtypes
+from minigraph import dtypes, errors
 from minigraph.graph import Graph, Operation, Output
 from minigraph.ops.array_ops import cast, fill, identity
 from minigraph.ops.gradients import gradients
@@ -196,7 +196,7 @@ class Optimizer:
                 if out is None:
                     try:
                         out = convert_to_output(g)
-                    except Exception:
+                    except errors.OpError:
                         raise TypeError(
                             f"Gradient must be convertible to a Tensor, or None: {g!r}"
                         ) from None

@@ -1,0 +1,201 @@
+"""One training step of a perceptron (784-256-10, ReLU, softmax cross-entropy, Adam), as
+mg.train builds it and as TensorFlow 2.21's tf.compat.v1.train does in graph mode.
+
+    python benchmarks/training.py [--batch 128] [--rounds 30] [--tf-python /path/to/python]
+
+A step is ``Session.run(train_op, feed_dict={x: batch, y: labels})``: the forward pass,
+the gradients and one ResourceApplyAdam per variable (4), with fixed fed arrays. TensorFlow
+runs in a worker process (this file with ``--worker``, under an interpreter that has it:
+``--tf-python``, default this one if it can) that builds the same model from the same
+initial values and times its steps when asked, so the two are timed in interleaved rounds
+(timing.interleaved_seconds), each the median of CALLS steps in a row. Printed: the median
+ms of a step for each and the median over rounds of minigraph's time over TensorFlow's; and
+the loss after the timed steps on each side (the same data, so they should be close).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+
+CALLS = 5
+SIZES = (784, 256, 10)
+
+
+def initial_values(batch: int) -> dict[str, np.ndarray]:
+    """Weights (Glorot-scaled normals), zero biases, one fixed batch and its labels."""
+    rng = np.random.default_rng(0)
+    values = {
+        "x": rng.random((batch, SIZES[0]), np.float32),
+        "y": rng.integers(0, SIZES[2], batch).astype(np.int64),
+    }
+    for i, (n_in, n_out) in enumerate(zip(SIZES, SIZES[1:])):
+        scale = np.sqrt(2.0 / (n_in + n_out))
+        values[f"w{i}"] = (rng.standard_normal((n_in, n_out)) * scale).astype(np.float32)
+        values[f"b{i}"] = np.zeros(n_out, np.float32)
+    return values
+
+
+def build(lib: Any, values: dict[str, np.ndarray], v1: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The model in ``lib`` (minigraph, or TensorFlow with ``v1`` its compat.v1): x and y
+    placeholders, the loss, the train op and the initializer."""
+    x = v1.placeholder(lib.float32, [None, SIZES[0]], name="x")
+    y = v1.placeholder(lib.int64, [None], name="y")
+    h = x
+    for i in range(len(SIZES) - 1):
+        w = v1.Variable(values[f"w{i}"], name=f"w{i}")
+        b = v1.Variable(values[f"b{i}"], name=f"b{i}")
+        h = lib.nn.bias_add(lib.matmul(h, w), b)
+        if i < len(SIZES) - 2:
+            h = lib.nn.relu(h)
+    losses = lib.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h)
+    loss = lib.reduce_mean(losses)
+    train = v1.train.AdamOptimizer(1e-3).minimize(loss)
+    return x, y, loss, train, v1.global_variables_initializer()
+
+
+def worker(batch: int) -> None:
+    """TensorFlow's side: build, warm up, then answer {"repeat": n} with the median seconds
+    of n steps in a row, {"loss": true} with the loss, until stdin closes."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow as tf
+    except ImportError as e:
+        print(json.dumps({"error": str(e)}), flush=True)
+        return
+    values = initial_values(batch)
+    g = tf.Graph()
+    with g.as_default():
+        v1 = tf.compat.v1
+        x, y, loss, train, init = build(tf, values, _TFCompat(v1))
+        sess = v1.Session(graph=g)
+        sess.run(init)
+    feed = {x: values["x"], y: values["y"]}
+    sess.run(train, feed)
+    print(json.dumps({"version": tf.__version__}), flush=True)
+    import time
+
+    for line in sys.stdin:
+        ask = json.loads(line)
+        if "loss" in ask:
+            print(json.dumps({"loss": float(sess.run(loss, feed))}), flush=True)
+            continue
+        times = []
+        for _ in range(ask["repeat"]):
+            t0 = time.perf_counter()
+            sess.run(train, feed)
+            times.append(time.perf_counter() - t0)
+        print(json.dumps({"seconds": float(np.median(times))}), flush=True)
+
+
+class _TFCompat:
+    """tf.compat.v1 with resource variables, so that both sides build the same ops."""
+
+    def __init__(self, v1: Any) -> None:
+        self._v1 = v1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._v1, name)
+
+    def Variable(self, value: Any, name: str) -> Any:  # noqa: N802  (tf's name)
+        return self._v1.Variable(value, name=name, use_resource=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--tf-python", default=None, help="an interpreter with TensorFlow")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.batch)
+        return
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from timing import interleaved_seconds, median_ratio, timer
+
+    import minigraph as mg
+
+    values = initial_values(args.batch)
+    g = mg.Graph()
+    with g.as_default():
+        x, y, loss, train, init = build(mg, values, mg_v1())
+    sess = mg.Session(g)
+    sess.run(init)
+    feed = {x: values["x"], y: values["y"]}
+    sess.run(train, feed)
+    contenders = [timer("minigraph", lambda: sess.run(train, feed), CALLS)]
+
+    proc = start_worker(args.tf_python, args.batch)
+    if proc is not None:
+
+        def tensorflow() -> dict[str, float]:
+            proc.stdin.write(json.dumps({"repeat": CALLS}) + "\n")
+            proc.stdin.flush()
+            return {"tensorflow": json.loads(proc.stdout.readline())["seconds"]}
+
+        contenders.append(tensorflow)
+    times = interleaved_seconds(args.rounds, contenders, "training steps")
+    print(f"MLP {'-'.join(map(str, SIZES))}, batch {args.batch}, Adam: median ms a step")
+    for name, seconds in times.items():
+        print(f"  {name:10s} {1e3 * float(np.median(seconds)):8.3f}")
+    print(f"  loss after the timed steps: minigraph {float(sess.run(loss, feed)):.5f}", end="")
+    if proc is not None:
+        ratio = median_ratio(times["minigraph"], times["tensorflow"])
+        proc.stdin.write(json.dumps({"loss": True}) + "\n")
+        proc.stdin.flush()
+        print(f", TensorFlow {json.loads(proc.stdout.readline())['loss']:.5f}")
+        print(f"  minigraph / TensorFlow (median over rounds): {ratio:.2f}")
+        proc.stdin.close()
+        proc.wait()
+    else:
+        print()
+
+
+def mg_v1() -> Any:
+    """minigraph under the names the model uses from tf.compat.v1."""
+    import types
+
+    import minigraph as mg
+
+    return types.SimpleNamespace(
+        placeholder=mg.placeholder,
+        Variable=lambda value, name: mg.Variable(value, name=name),
+        train=mg.train,
+        global_variables_initializer=mg.global_variables_initializer,
+    )
+
+
+def start_worker(python: str | None, batch: int) -> subprocess.Popen | None:
+    """TensorFlow's worker, or None after saying why it is skipped."""
+    if python is None:
+        if importlib.util.find_spec("tensorflow") is None:
+            print("TensorFlow is not importable here (pass --tf-python); timing minigraph only")
+            return None
+        python = sys.executable
+    proc = subprocess.Popen(
+        [python, os.path.abspath(__file__), "--worker", "--batch", str(batch)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    hello = json.loads(proc.stdout.readline() or "{}")
+    if "version" not in hello:
+        print(f"{python} cannot run TensorFlow ({hello.get('error', 'no reply')})")
+        proc.wait()
+        return None
+    print(f"TensorFlow {hello['version']} in {python}")
+    return proc
+
+
+if __name__ == "__main__":
+    main()
