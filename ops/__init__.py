@@ -23,6 +23,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     gather_grad,
     gather_ops,
     gradients,
+    image_grad,
+    image_grad_ops,
     image_ops,
     linalg_grad,
     linalg_ops,
@@ -74,6 +76,7 @@ from minigraph.ops.depth_space_ops import *  # noqa: F403
 from minigraph.ops.detection_ops import *  # noqa: F403
 from minigraph.ops.gather_ops import *  # noqa: F403
 from minigraph.ops.gradients import AddSymbolicGradients  # noqa: F401
+from minigraph.ops.image_grad_ops import *  # noqa: F403
 from minigraph.ops.image_ops import *  # noqa: F403
 from minigraph.ops.linalg_ops import *  # noqa: F403
 from minigraph.ops.list_gather_ops import *  # noqa: F403

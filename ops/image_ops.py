@@ -51,7 +51,7 @@ def _resize_shape(c: InferenceContext, images: TensorSpec, size: TensorSpec) -> 
     return TensorShape([dims[0], hw[0], hw[1], dims[3]])
 
 
-def _scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
+def resize_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
     """CalculateResizeScale, in float32."""
     if align_corners and out_size > 1:
         return np.float32(in_size - 1) / np.float32(out_size - 1)
@@ -95,7 +95,7 @@ def _coords(xp: Any, out_size: int, scale: np.float32, half_pixel: bool, shift: 
 # -- ResizeBilinear --------------------------------------------------------------------
 
 
-def _lerp_weights(xp: Any, out_size: int, in_size: int, scale: np.float32, half: bool) -> tuple:
+def lerp_weights(xp: Any, out_size: int, in_size: int, scale: np.float32, half: bool) -> tuple:
     """compute_interpolation_weights: (lower, upper, lerp) for each output index."""
     v = _coords(xp, out_size, scale, half, shift=True)
     floor = xp.floor(v)
@@ -137,8 +137,8 @@ def _resize_bilinear_kernel(ctx: KernelContext, images: Any, size: Any) -> Any:
     if (out_h, out_w) == (h, w):
         return images.astype(np.float32)
     half, corners = ctx.attrs["half_pixel_centers"], ctx.attrs["align_corners"]
-    y0, y1, ylerp = _lerp_weights(xp, out_h, h, _scale(h, out_h, corners), half)
-    x0, x1, xlerp = _lerp_weights(xp, out_w, w, _scale(w, out_w, corners), half)
+    y0, y1, ylerp = lerp_weights(xp, out_h, h, resize_scale(h, out_h, corners), half)
+    x0, x1, xlerp = lerp_weights(xp, out_w, w, resize_scale(w, out_w, corners), half)
     top = xp.take(images, y0, axis=1).astype(np.float32, copy=False)
     bottom = xp.take(images, y1, axis=1).astype(np.float32, copy=False)
     xlerp = xlerp[:, None]
@@ -181,7 +181,7 @@ def resize_bilinear(
 # -- ResizeNearestNeighbor -------------------------------------------------------------
 
 
-def _nearest(xp: Any, out_size: int, in_size: int, scale: np.float32, attrs: dict) -> Any:
+def nearest_index(xp: Any, out_size: int, in_size: int, scale: np.float32, attrs: dict) -> Any:
     """compute_indices: the source index of each output index."""
     half, corners = attrs["half_pixel_centers"], attrs["align_corners"]
     v = _coords(xp, out_size, scale, half, shift=False)
@@ -220,8 +220,8 @@ def _resize_nearest_neighbor_kernel(ctx: KernelContext, images: Any, size: Any) 
         ctx.fail("nearest neighbor requires max height & width of 2^24")
     ctx.check_size((n, out_h, out_w, c), images.dtype)
     corners = ctx.attrs["align_corners"]
-    rows = _nearest(xp, out_h, h, _scale(h, out_h, corners), ctx.attrs)
-    cols = _nearest(xp, out_w, w, _scale(w, out_w, corners), ctx.attrs)
+    rows = nearest_index(xp, out_h, h, resize_scale(h, out_h, corners), ctx.attrs)
+    cols = nearest_index(xp, out_w, w, resize_scale(w, out_w, corners), ctx.attrs)
     return xp.take(xp.take(images, rows, axis=1), cols, axis=2)
 
 
@@ -274,7 +274,7 @@ _KEYS_TABLE = _cubic_table(-0.5)  # half_pixel_centers: Keys' A = -0.5
 _LEGACY_TABLE = _cubic_table(-0.75)
 
 
-def _cubic_taps(out_size: int, in_size: int, scale: np.float32, half: bool) -> tuple:
+def cubic_taps(out_size: int, in_size: int, scale: np.float32, half: bool) -> tuple:
     """GetWeightsAndIndices for each output index: (indices, weights), each (out_size, 4),
     on the host.
 
@@ -353,8 +353,8 @@ def _resize_bicubic_kernel(ctx: KernelContext, images: Any, size: Any) -> Any:
     ctx.check_size((n, out_h, out_w, c), np.float32)
     ctx.check_size((n, out_h, w, c), np.float32)  # the rows blended, before the columns
     half, corners = ctx.attrs["half_pixel_centers"], ctx.attrs["align_corners"]
-    rows, row_weights = _cubic_taps(out_h, h, _scale(h, out_h, corners), half)
-    cols, col_weights = _cubic_taps(out_w, w, _scale(w, out_w, corners), half)
+    rows, row_weights = cubic_taps(out_h, h, resize_scale(h, out_h, corners), half)
+    cols, col_weights = cubic_taps(out_w, w, resize_scale(w, out_w, corners), half)
     # Rows: whole image rows (w * c values) gathered at once, weighted per output row.
     row_index = [xp.asarray(rows[:, k]) for k in range(4)]
     row_w = [xp.asarray(row_weights[:, k, None]) for k in range(4)]

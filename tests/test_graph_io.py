@@ -330,6 +330,19 @@ OP_EXAMPLES = {
             "VALID",
         ).output
     ),
+    "ResizeBilinearGrad": lambda: (
+        ops.ResizeBilinearGrad(
+            _scope(), F.reshape(1, 3, 4, 1), np.zeros((1, 2, 3, 1)), half_pixel_centers=True
+        ).output
+    ),
+    "ResizeBicubicGrad": lambda: (
+        ops.ResizeBicubicGrad(
+            _scope(), F.reshape(1, 3, 4, 1), np.zeros((1, 2, 5, 1), np.float32), align_corners=True
+        ).output
+    ),
+    "ResizeNearestNeighborGrad": lambda: (
+        ops.ResizeNearestNeighborGrad(_scope(), F.reshape(1, 3, 4, 1), [2, 3]).output
+    ),
     "TopKV2": lambda: list(mg.nn.top_k(F, 2)),
     "InTopKV2": lambda: mg.nn.in_top_k(F, [3, 0, 1], 1),
     "L2Loss": lambda: mg.nn.l2_loss(F),
