@@ -33,12 +33,12 @@ from . import config, dtypes, errors
 from .devices import parse_device
 from .function_def import CALL_OP, Library, export_functions
 from .functionalize import LOOP_OPS, functionalize_loops
-from .ref_variables import rewritten, to_resource_variables
 from .graph import Graph, Operation, Output, provide
 from .op_def import group_listed_inputs
 from .opaque import INPUT_TYPES, OutputFacts, function_names, is_opaque, opaque_op, output_specs
 from .opaque import node_attrs as opaque_attrs
 from .opaque import write_attrs as write_opaque_attrs
+from .ref_variables import rewritten, to_resource_variables
 from .registry import OPS
 from .tf_proto import Fail, attr_from_proto, attr_to_proto, attr_value_kind, generic_attr, protos
 
