@@ -10,7 +10,9 @@ runs in a worker process (this file with ``--worker``, under an interpreter that
 initial values and times its steps when asked, so the two are timed in interleaved rounds
 (timing.interleaved_seconds), each the median of CALLS steps in a row. Printed: the median
 ms of a step for each and the median over rounds of minigraph's time over TensorFlow's; and
-the loss after the timed steps on each side (the same data, so they should be close).
+the loss after the timed steps on each side (the same data, so they should be close); and
+how many steps a training step runs: minigraph's plan after its optimizer, against the
+nodes of TensorFlow's partition graphs after Grappler (feeds and fetches aside).
 """
 
 from __future__ import annotations
@@ -79,7 +81,12 @@ def worker(batch: int) -> None:
         sess.run(init)
     feed = {x: values["x"], y: values["y"]}
     sess.run(train, feed)
-    print(json.dumps({"version": tf.__version__}), flush=True)
+    options = v1.RunOptions(output_partition_graphs=True)
+    meta = v1.RunMetadata()
+    sess.run(train, feed, options=options, run_metadata=meta)
+    plumbing = {"_Arg", "_Retval", "_Send", "_Recv", "_HostSend", "_HostRecv"}
+    nodes = sum(n.op not in plumbing for pg in meta.partition_graphs for n in pg.node)
+    print(json.dumps({"version": tf.__version__, "nodes": nodes}), flush=True)
     import time
 
     for line in sys.stdin:
@@ -132,6 +139,9 @@ def main() -> None:
     sess.run(init)
     feed = {x: values["x"], y: values["y"]}
     sess.run(train, feed)
+    meta = mg.RunMetadata()
+    sess.run(train, feed, options=mg.RunOptions(trace=True), run_metadata=meta)
+    steps = len(meta.step_timings)
     contenders = [timer("minigraph", lambda: sess.run(train, feed), CALLS)]
 
     proc = start_worker(args.tf_python, args.batch)
@@ -154,10 +164,14 @@ def main() -> None:
         proc.stdin.flush()
         print(f", TensorFlow {json.loads(proc.stdout.readline())['loss']:.5f}")
         print(f"  minigraph / TensorFlow (median over rounds): {ratio:.2f}")
+        print(
+            f"  steps a training step runs: minigraph {steps} (after its optimizer), "
+            f"TensorFlow {proc.graph_nodes} nodes (after Grappler, feeds and fetches aside)"
+        )
         proc.stdin.close()
         proc.wait()
     else:
-        print()
+        print(f"\n  steps a training step runs: minigraph {steps} (after its optimizer)")
 
 
 def mg_v1() -> Any:
@@ -194,6 +208,7 @@ def start_worker(python: str | None, batch: int) -> subprocess.Popen | None:
         proc.wait()
         return None
     print(f"TensorFlow {hello['version']} in {python}")
+    proc.graph_nodes = hello["nodes"]  # type: ignore[attr-defined]
     return proc
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from minigraph import errors
 from minigraph.dtypes import DType
 from minigraph.graph import Node, Operation, Output
@@ -149,7 +151,10 @@ def _backprop(
                 pending[x.node] += 1
     grads: dict[Output, list[Output]] = {}
     for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-        if gy is None:
+        if gy is None and y.shape.is_fully_defined() and y.shape.num_elements() == 1:
+            # a scalar loss: a constant 1, as TensorFlow's Fill is after constant folding
+            g = convert_to_output(np.ones(y.shape.as_list(), y.dtype.np), name=f"grad_ys_{i}")
+        elif gy is None:
             g = ones_like(y, name=f"grad_ys_{i}")
         else:
             g = convert_to_output(gy, dtype=y.dtype, name=f"grad_ys_{i}")

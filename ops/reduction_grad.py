@@ -100,13 +100,25 @@ def _mean_grad(op: Operation, grad: Output) -> list[Any]:
     """The sum's gradient divided by how many elements each output averaged."""
     sum_grad = _stretched(op, grad)
     in_dims, out_dims = static_dims(op.inputs[0]), static_dims(op.outputs[0])
+    axes = _static_axes(op)
     if in_dims is not None and out_dims is not None:
         count = int(np.prod(in_dims, dtype=np.int64)) // max(int(np.prod(out_dims)), 1)
         factor = constant(count, dtype=sum_grad.dtype)
+    elif axes is not None:  # known axes: only the unknown dims among them are looked up
+        dims = op.inputs[0].shape.dims or []
+        known = int(np.prod([dims[a] for a in axes if dims[a] is not None], dtype=np.int64))
+        unknown = [a for a in axes if dims[a] is None]
+        if len(unknown) == 1:  # one dim: no product to take
+            count = gather(shape(op.inputs[0]), np.int32(unknown[0]))
+        else:
+            count = reduce_prod(gather(shape(op.inputs[0]), np.array(unknown, np.int32)))
+        factor = cast(count, sum_grad.dtype)
+        if known != 1:
+            factor = multiply(factor, constant(known, dtype=sum_grad.dtype))
     else:
         input_shape = shape(op.inputs[0])
-        axes = _normalized(op.inputs[1], size(input_shape))
-        factor = cast(reduce_prod(gather(input_shape, axes)), sum_grad.dtype)
+        normalized = _normalized(op.inputs[1], size(input_shape))
+        factor = cast(reduce_prod(gather(input_shape, normalized)), sum_grad.dtype)
     return [truediv(sum_grad, factor), None]
 
 

@@ -210,3 +210,48 @@ def test_compute_gradient_matches_finite_differences():
         [x, w], [[2, 3], [3]], y, [2, 3], x_init_value=[np.ones((2, 3)), np.ones(3)]
     )
     assert err < 1e-6  # central differences with delta 1e-3 in float64
+
+
+@pytest.mark.parametrize(
+    "shape, axes, fed",
+    [
+        ([None, 3], [0], [4, 3]),
+        ([None, 2, None], [0, 1, 2], [2, 2, 3]),
+        ([4, None], [-1, 0], [4, 5]),
+    ],
+)
+def test_mean_over_partly_known_dims_divides_by_the_run_time_count(shape, axes, fed):
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, shape, name="x")
+        (dx,) = mg.gradients(mg.reduce_mean(x, axes), x)
+    value = np.arange(float(np.prod(fed))).reshape(fed)
+    count = np.prod([fed[a] for a in axes])
+    np.testing.assert_array_equal(run(dx, {x: value}, g), np.full(fed, 1 / count))
+
+
+def test_a_training_step_plans_no_more_steps_than_tensorflow_after_grappler():
+    """The MLP of benchmarks/training.py (784-256-10, ReLU, mean sparse softmax cross-entropy,
+    Adam): TensorFlow 2.21's partition graph after Grappler has 62 nodes besides feeds and
+    fetches (benchmarks/training.py prints it); minigraph's plan after its optimizer has no
+    more steps."""
+    rng = np.random.default_rng(0)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, 784], name="x")
+        y = mg.placeholder(mg.int64, [None], name="y")
+        h = x
+        for i, (n_in, n_out) in enumerate([(784, 256), (256, 10)]):
+            w = mg.Variable(rng.standard_normal((n_in, n_out)).astype(np.float32), name=f"w{i}")
+            b = mg.Variable(np.zeros(n_out, np.float32), name=f"b{i}")
+            h = mg.nn.bias_add(mg.matmul(h, w), b)
+            h = mg.nn.relu(h) if i == 0 else h
+        loss = mg.reduce_mean(mg.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+        train = mg.train.AdamOptimizer(1e-3).minimize(loss)
+        init = mg.global_variables_initializer()
+    feed = {x: rng.random((8, 784), np.float32), y: rng.integers(0, 10, 8)}
+    with mg.Session(g) as sess:
+        sess.run(init)
+        meta = mg.RunMetadata()
+        sess.run(train, feed, options=mg.RunOptions(trace=True), run_metadata=meta)
+    assert len(meta.step_timings) <= 62, [t[0] for t in meta.step_timings]
