@@ -54,33 +54,55 @@ def _tap_dtype(taps: int) -> Any:
     return np.int8 if taps < 127 else np.int16 if taps < 32767 else np.int32
 
 
+def _first_inside(masks: list[Any], outs: Sequence[int]) -> Any:
+    """For each output position ([1, *outs, 1]), the first tap inside the input (0 where
+    none is: such a window's pick falls in the padding, which is cropped), on the host."""
+    inside = [np.ones((1, *outs, 1), bool) if m is None else np.asarray(m) for m in masks]
+    stacked = np.broadcast_arrays(*inside)
+    return np.argmax(np.stack(stacked), axis=0)
+
+
 def max_taps(
     xp: Any, x: Any, pads: Pads, outs: Sequence[int], k: Sequence[int], s: Sequence[int]
 ) -> Any:
-    """The winning tap of each window of channels-last ``x`` ([n, *outs, c], -1 for a
-    window with no cell inside the input), by TensorFlow's CPU rule
-    (SpatialMaxPoolWithArgMaxHelper): the window's first cell inside the input, in scan
-    order, then each later cell greater than the best so far. So the first of equal maxima
-    wins, a NaN first cell wins over everything and a later NaN never does, and pad cells
-    never win. It reads the input, not MaxPool's output, as TensorFlow's CPU does."""
+    """The winning tap of each window of channels-last ``x`` ([n, *outs, c]), by
+    TensorFlow's CPU rule (SpatialMaxPoolWithArgMaxHelper): the window's first cell inside
+    the input, in scan order, then each later cell greater than the best so far. So the
+    first of equal maxima wins, a NaN first cell wins over everything and a later NaN
+    never does, and pad cells never win. It reads the input, not MaxPool's output, as
+    TensorFlow's CPU does.
+
+    Computed without masked writes (NumPy runs those ~10x slower than arithmetic): the
+    window's largest non-NaN value (fmax over the taps; float pads are NaN), the first tap
+    equal to it (taps compared from the last, each equal one taking the place by integer
+    arithmetic), then the first cell inside the input where that one is NaN.
+    [32, 56, 56, 64] float32, 2x2 stride 2: 58 -> 14 ms (benchmarks/grad_ops.py)."""
     masks = _tap_masks(xp, x.shape[1:-1], pads, outs, k, s)
-    arg = xp.full((x.shape[0], *outs, x.shape[-1]), -1, _tap_dtype(len(masks)))
-    best = xp.empty(arg.shape, x.dtype)
-    have = None if all(m is None for m in masks) else xp.zeros(arg.shape, bool)
-    xpad = pad_image(xp, x, pads)
-    for t, window in enumerate(pool_windows(xp, xpad, outs, k, s)):
-        if t == 0 and have is None:  # every window starts at its first cell
-            xp.copyto(best, window)
-            arg[...] = 0
-            continue
-        take = xp.less(best, window)
-        if have is not None:
-            take |= ~have
-            if masks[t] is not None:
-                take &= masks[t]
-            have |= True if masks[t] is None else masks[t]
-        xp.copyto(best, window, where=take)
-        xp.copyto(arg, np.array(t, arg.dtype), where=take)
+    floating = x.dtype.kind == "f"
+    fill = np.nan if floating else np.iinfo(x.dtype).min
+    xpad = pad_image(xp, x, pads, x.dtype.type(fill))
+    larger = xp.fmax if floating else xp.maximum
+    best = None
+    for window in pool_windows(xp, xpad, outs, k, s):
+        best = window.copy() if best is None else larger(best, window, out=best)
+    assert best is not None  # a window has at least one tap
+    arg = xp.zeros(best.shape, _tap_dtype(len(masks)))
+    taps = list(window_taps(xpad, outs, k, s, [1] * len(k)))
+    for t, window in reversed(taps):  # the first equal tap is the last to take its place
+        equal = window == best  # NaN pads never equal; integer pads are masked
+        if not floating and masks[t] is not None:
+            equal &= masks[t]
+        arg -= (arg - arg.dtype.type(t)) * equal
+    if floating:
+        first = _first_inside(masks, outs)
+        nan_first = None
+        for t in np.unique(first).tolist():
+            hit = xp.isnan(taps[t][1])
+            if not (first == t).all():
+                hit &= xp.asarray(first == t)
+            nan_first = hit if nan_first is None else nan_first | hit
+        assert nan_first is not None
+        arg += (xp.asarray(first).astype(arg.dtype) - arg) * nan_first
     return arg
 
 
@@ -111,9 +133,16 @@ def max_pool_grad(
         return xp.zeros(x.shape, x.dtype)
     arg = max_taps(xp, x, pads, outs, k, s)
     zero = xp.zeros((), grad.dtype)
-    return scatter_taps(
-        xp, lambda t: xp.where(arg == t, grad, zero), x.shape, x.dtype, pads, outs, k, s
-    )
+    # grad times the tap's 0/1 mask where grad is finite (3x faster than a select, the
+    # same values: 0 + (-0.0) is 0 as 0 + 0); a select where inf or NaN would spread
+    finite = xp is np and grad.dtype.kind == "f" and bool(np.isfinite(grad).all())
+
+    def share(t: int) -> Any:
+        if finite:
+            return grad * (arg == t)
+        return xp.where(arg == t, grad, zero)
+
+    return scatter_taps(xp, share, x.shape, x.dtype, pads, outs, k, s)
 
 
 def avg_pool_grad(
