@@ -12,11 +12,11 @@ TF's dtype, shape and values within a per-dtype tolerance, and None where TF has
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_tf_op_fixtures import attr_value, load_cases  # noqa: E402
 
 import minigraph as mg
 from minigraph.wrappers import apply_op
@@ -33,28 +33,7 @@ TOLERANCE = {
 }
 
 
-def _load() -> list[tuple[str, dict, dict]]:
-    cases = []
-    for path in sorted(FIXTURES.glob("*.npz")):
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        for i, meta in enumerate(json.loads(str(arrays.pop("meta")))):
-            own = {k[len(f"{i}/") :]: v for k, v in arrays.items() if k.startswith(f"{i}/")}
-            cases.append((f"{path.stem}:{i}:{meta['name'] or meta['op']}", meta, own))
-    return cases
-
-
-CASES = _load()
-
-
-def _attr(value):
-    if isinstance(value, dict) and "dtype" in value:
-        return mg.as_dtype(value["dtype"])
-    if isinstance(value, dict) and "float" in value:
-        return float(value["float"])
-    if isinstance(value, list):
-        return [_attr(v) for v in value]
-    return value
+CASES = load_cases(FIXTURES)
 
 
 def _build(meta, arrays, fed):
@@ -78,7 +57,7 @@ def _build(meta, arrays, fed):
         keys = [arg.name] if n is None else [f"{arg.name}/{k}" for k in range(n)]
         made = [tensor(k) for k in keys]
         inputs.append(made[0] if n is None else made)
-    attrs = {k: _attr(v) for k, v in meta["attrs"].items()}
+    attrs = {k: attr_value(v) for k, v in meta["attrs"].items()}
     return apply_op(meta["op"], None, inputs, attrs), tensors, feeds
 
 

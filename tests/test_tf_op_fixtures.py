@@ -32,9 +32,12 @@ TOLERANCE = {
 }
 
 
-def _load() -> list[tuple[str, dict, dict]]:
+def load_cases(directory: Path) -> list[tuple[str, dict, dict]]:
+    """(label, meta, arrays) of every case of the fixture files in ``directory`` (the op
+    fixtures here, the gradient fixtures of test_tf_grad_fixtures.py): each file's meta is
+    a JSON list, its arrays ``<case>/...``."""
     cases = []
-    for path in sorted(FIXTURES.glob("*.npz")):
+    for path in sorted(directory.glob("*.npz")):
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         for i, meta in enumerate(json.loads(str(arrays.pop("meta")))):
@@ -44,16 +47,16 @@ def _load() -> list[tuple[str, dict, dict]]:
     return cases
 
 
-CASES = _load()
+CASES = load_cases(FIXTURES)
 
 
-def _attr(value):
+def attr_value(value):
     if isinstance(value, dict) and "dtype" in value:
         return mg.as_dtype(value["dtype"])
     if isinstance(value, dict) and "float" in value:
         return float(value["float"])
     if isinstance(value, list):
-        return [_attr(v) for v in value]
+        return [attr_value(v) for v in value]
     return value
 
 
@@ -95,7 +98,7 @@ def _expect_error(meta):
 def test_matches_tensorflow(label, meta, arrays, fed):
     op_def = mg.registered_ops().get(meta["op"])
     assert op_def is not None, f"minigraph has no op {meta['op']}"
-    attrs = {k: _attr(v) for k, v in meta["attrs"].items()}
+    attrs = {k: attr_value(v) for k, v in meta["attrs"].items()}
     expected_error = _expect_error(meta)
     g = mg.Graph()
     try:
