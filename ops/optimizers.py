@@ -260,7 +260,7 @@ class Optimizer:
         slots = self._slots.setdefault(slot, {})
         if var not in slots:
             with default_scope(_colocated(var)):
-                slots[var] = Variable(init, name=f"{var.op.name}/{self._name}", trainable=False)
+                slots[var] = Variable(init, name=f"{var.name[:-2]}/{self._name}", trainable=False)
         return slots[var]
 
     def _zeros_slot(self, var: Variable, slot: str) -> Variable:
@@ -271,7 +271,8 @@ class Optimizer:
             if var.shape.is_fully_defined():
                 dims = var.shape.as_list()
             else:
-                dims = shape_of(var.initial_value)
+                known = var.initial_value  # None for Variable.from_handle: its value
+                dims = shape_of(known if known is not None else var.value())
             return fill(
                 dims, np.array(value, var.dtype.np), name="zeros" if value == 0 else "Const"
             )

@@ -179,7 +179,7 @@ def _by_key(var_list: Sequence[Variable] | dict[str, Variable]) -> dict[str, Var
     if isinstance(var_list, dict):
         items = list(var_list.items())
     else:
-        items = [(v.op.name if isinstance(v, Variable) else "", v) for v in var_list]
+        items = [(v.name[: -len(":0")] if isinstance(v, Variable) else "", v) for v in var_list]
     out: dict[str, Variable] = {}
     for key, var in items:
         if not isinstance(var, Variable):

@@ -19,7 +19,7 @@ from minigraph.graph import Graph, Operation, Output
 from minigraph.ops.array_ops import no_op
 from minigraph.scope import control_dependencies, current_scope, get_default_graph, name_scope
 from minigraph.shapes import TensorShape, as_shape
-from minigraph.wrappers import apply_op, convert_to_output
+from minigraph.wrappers import apply_op, as_output, convert_to_output
 
 BUILDERS = (
     "Variable",
@@ -90,7 +90,7 @@ class Variable:
             self.handle: Output = apply_op(
                 "VarHandleOp", outer, [], attrs, reserved_name=self._name
             ).output(0)
-            self.initial_value = initial
+            self.initial_value: Output | None = initial
             self.initializer: Operation = apply_op(
                 "AssignVariableOp",
                 current_scope().with_op_name("Assign"),
@@ -100,20 +100,56 @@ class Variable:
         self._collect(trainable)
 
     @classmethod
+    def from_handle(cls, handle: Any) -> Variable:
+        """The variable of an existing ``VarHandleOp`` (its Output or Operation), such as
+        one of an imported GraphDef, to read, assign, differentiate, train or save with
+        ``mg.train.Saver``. It is named by its shared name (``w`` for a TensorFlow 1
+        ``VariableV2`` w, whose handle import names ``w/resource``), as checkpoints key it;
+        it has no initializer (restore or assign it) and joins no collection.
+        """
+        out = handle.outputs[0] if isinstance(handle, Operation) else as_output(handle)
+        if out is None or out.op.type != "VarHandleOp":
+            raise TypeError(f"from_handle takes a VarHandleOp's output, got {handle!r}")
+        shared = out.op.get_attr("shared_name") or out.op.name
+        dtype, shape = as_dtype(out.op.get_attr("dtype")), as_shape(out.op.get_attr("shape"))
+        return cls._wrap(out, shared, dtype, shape, None, None)
+
+    @classmethod
     def _adopt(
         cls, handle: Output, initializer: Operation, initial_value: Output, trainable: bool = True
     ) -> Variable:
         """A Variable for nodes already in a graph (an imported VarHandleOp, its initializer
         and initial value), listed in its graph's collections."""
+        var = cls._wrap(
+            handle,
+            handle.op.name,
+            initial_value.dtype,
+            initial_value.shape,
+            initializer,
+            initial_value,
+        )
+        var._collect(trainable)
+        return var
+
+    @classmethod
+    def _wrap(
+        cls,
+        handle: Output,
+        name: str,
+        dtype: DType,
+        shape: TensorShape,
+        initializer: Operation | None,
+        initial_value: Output | None,
+    ) -> Variable:
         var = cls.__new__(cls)
-        var._name = handle.op.name
+        var._name = name
         var.graph = handle.graph
         var.handle = handle
         var.initializer = initializer
         var.initial_value = initial_value
-        var._dtype = initial_value.dtype
-        var._shape = initial_value.shape
-        var._collect(trainable)
+        var._dtype = dtype
+        var._shape = shape
+        var.trainable = False
         return var
 
     def _collect(self, trainable: bool) -> None:
@@ -251,7 +287,11 @@ def trainable_variables(graph: Graph | None = None) -> list[Variable]:
 
 def variables_initializer(var_list: Iterable[Variable], name: str = "init") -> Operation:
     """One op that runs the initializers of ``var_list``."""
-    initializers = [v.initializer for v in var_list]
+    initializers = []
+    for v in var_list:
+        if v.initializer is None:
+            raise ValueError(f"{v.name} has no initializer (Variable.from_handle): restore it")
+        initializers.append(v.initializer)
     with control_dependencies(initializers):
         return no_op(name=name)
 

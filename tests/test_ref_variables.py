@@ -109,3 +109,30 @@ def test_check_counts_them_as_supported(tmp_path, capsys):
     ref_ops = ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized")
     for op in (*ref_ops, "ApplyGradientDescent"):
         assert rows[op][1] == "yes", op
+
+
+def test_imported_variables_save_restore_and_train_through_from_handle(tmp_path):
+    """An imported graph's variables (no mg.Variable made them) get their values from a
+    checkpoint: Variable.from_handle names them by their shared names, as TF keys them."""
+    g = _imported()
+    handles = [g.get_tensor_by_name(f"{v}/resource:0") for v in ("w", "b", "count")]
+    variables = [mg.Variable.from_handle(h) for h in handles]
+    assert [v.name for v in variables] == ["w:0", "b:0", "count:0"]
+    assert variables[0].shape.as_list() == [3, 1] and variables[2].dtype == mg.int32
+    with g.as_default():
+        saver = mg.train.Saver(variables)
+        with pytest.raises(ValueError, match="no initializer"):
+            mg.variables_initializer(variables)
+    with mg.Session(g) as sess:
+        sess.run("init")
+        sess.run("manual_step", FEEDS)
+        path = saver.save(sess, str(tmp_path / "model"))
+        trained = sess.run(["w:0", "b:0", "count:0"])
+    with mg.Session(g) as fresh:
+        saver.restore(fresh, path)
+        for got, want in zip(fresh.run(["w:0", "b:0", "count:0"]), trained):
+            np.testing.assert_array_equal(got, want)
+        fresh.run("manual_step", FEEDS)  # the restored values train on
+        np.testing.assert_allclose(fresh.run("w:0"), EXPECTED["manual_step/1/w"], rtol=1e-6)
+    with pytest.raises(TypeError, match="VarHandleOp"):
+        mg.Variable.from_handle(g.get_tensor_by_name("w:0"))
