@@ -458,6 +458,7 @@ def _fused_batch_norm_grad_v3_kernel(
 
         def backprop(b: slice) -> None:
             # scale * r * (dy - mean(dy) - (x - m) * mean(dy * (x - m)) * r**2)
+            assert centered is not None  # made for training
             part = centered[b]
             part *= per_channel(coef12)
             part += per_channel(shift)

@@ -141,7 +141,7 @@ def _avg_pool_grad_grad(op: Operation, grad: Output) -> list[Any]:
 
 
 @register_gradient("FusedBatchNormV3")
-def _fused_batch_norm_v3_grad(op: Operation, dy: Output, *_: Output) -> list[Any]:
+def _fused_batch_norm_v3_grad(op: Operation, dy: Output, *unused: Output) -> list[Any]:
     """FusedBatchNormGradV3 on what the forward op saved (the batch's statistics in its
     reserve spaces) in training; in inference on the population mean and variance, with
     NCHW/NCDHW transposed to channels-last (as TensorFlow's _BaseFusedBatchNormGrad: the

@@ -71,8 +71,8 @@ def _spread(
     out = xp.zeros(shape, dtype)
     if out.size == 0 or grads.size == 0:
         return out
-    row_src, row_w, row_valid = (None if a is None else xp.asarray(a) for a in rows)
-    col_src, col_w, col_valid = (None if a is None else xp.asarray(a) for a in cols)
+    row_src, row_valid, col_src, col_valid = (xp.asarray(a) for a in (*rows[::2], *cols[::2]))
+    row_w, col_w = (None if a[1] is None else xp.asarray(a[1]) for a in (rows, cols))
     work = np.dtype(dtype) if in_dtype else np.dtype(np.float32)
     g = grads.astype(work, copy=False)
     zero = xp.zeros((), dtype)

@@ -97,7 +97,8 @@ def _pooled(
 
 
 def _known(shape: TensorShape) -> list[int] | None:
-    return [int(d) for d in shape.as_list()] if shape.is_fully_defined() else None  # type: ignore[union-attr]
+    dims = shape.as_list() if shape.is_fully_defined() else None
+    return None if dims is None else [int(d) for d in dims if d is not None]
 
 
 def _check_like_forward(c: Any, win: _Window, x: Sequence[int], named: dict[str, Any]) -> Any:
@@ -194,9 +195,9 @@ def _avg_pool_grad_shape(c: InferenceContext, sizes: TensorSpec, g: TensorSpec) 
             if d < 0:
                 c.fail(f"Expected a non-negative size, got {d}")
     out = with_rank(shape_from_value(c, sizes), 4)
-    known = [_known(out), _known(g.shape)]
-    if None not in known:
-        _avg_grad_checks(c, win, *known)  # type: ignore[misc]
+    x_dims, g_dims = _known(out), _known(g.shape)
+    if x_dims is not None and g_dims is not None:
+        _avg_grad_checks(c, win, x_dims, g_dims)
     return out
 
 
