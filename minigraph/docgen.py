@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from .op_def import ArgDef, AttrDef, OpDef
-from .registry import registered_ops
+from .registry import lookup_gradient, registered_ops
 
 __all__ = ["op_page", "index_page", "pages", "write", "supported_ops_table", "update_table"]
 
@@ -40,6 +40,20 @@ def _attr_line(a: AttrDef) -> str:
         value = a.default.name if hasattr(a.default, "name") else repr(a.default)
         default = f" (default `{value}`)"
     return f"- `{a.name}`: {kind}{default}"
+
+
+def _gradient_text(op: str) -> str:
+    """What ``mg.gradients`` does at a node of ``op``: the registered gradient function's
+    docstring (its first paragraph) and module, or why there is none."""
+    registered, fn = lookup_gradient(op)
+    if not registered:
+        return "None is registered: `mg.gradients` through this op raises `NoGradientError`."
+    if fn is None:
+        return "None: not differentiable, as in TensorFlow (`mg.gradients` stops here)."
+    module = fn.__module__.replace("minigraph.ops.", "ops/") + ".py"
+    doc = textwrap.dedent(fn.__doc__ or "").strip().split("\n\n")[0]
+    summary = " ".join(doc.split()) if doc else "TensorFlow's formula."
+    return f"{summary} (`{module}`)"
 
 
 def op_page(op_def: OpDef) -> str:
@@ -68,6 +82,7 @@ def op_page(op_def: OpDef) -> str:
     if op_def.aliases_input:
         viewed = op_def.inputs[op_def.aliased_input].name
         lines.append(f"The outputs may share memory with input `{viewed}` (views).")
+    lines += ["", "## Gradient", "", _gradient_text(op_def.name)]
     lines += [
         "",
         "## C++-style class",
