@@ -208,8 +208,14 @@ def _bias_add_grad_kernel(ctx: KernelContext, g: Any) -> Any:
     if g.ndim < 2:
         ctx.fail(f"Input tensor must be at least 2D: {shape_str(g.shape)}")
     axis = bias_axis(ctx.attrs["data_format"], g.ndim)
-    others = tuple(a for a in range(g.ndim) if a != axis)
-    total = reduce(ctx.xp, "sum", in_float32(g), others)
+    x = in_float32(g)
+    if ctx.xp is np and axis == g.ndim - 1 and x.dtype.kind == "f" and x.size:
+        # channels last: a product with ones runs BLAS's summing over the rows, where
+        # NumPy's column sum loops a row at a time ([50176, 16] float32: 1.0 -> 0.18 ms)
+        rows = x.reshape(-1, x.shape[-1])
+        total = np.ones(rows.shape[0], x.dtype) @ rows
+    else:
+        total = reduce(ctx.xp, "sum", x, tuple(a for a in range(g.ndim) if a != axis))
     return ctx.xp.asarray(total).astype(g.dtype, copy=False)
 
 
