@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from minigraph import dtypes, errors
 from minigraph.dtypes import as_dtype
 from minigraph.inference import InferenceContext, TensorSpec
@@ -272,6 +274,34 @@ def _locked(states: Sequence[VariableState]) -> Iterator[None]:
         yield
 
 
+# On the host, a large update runs block by block (this many elements each), so that each
+# block's dozen elementwise passes stay in the cache (784x256 float32 Adam: 1.56 -> 1.29 ms,
+# the same bits; two threads on blocks this small were no faster on a 2-core VM).
+_BLOCK = 1 << 14
+
+
+def _updated(ctx: KernelContext, rule: _Rule, arrays: list[Any], tensors: Sequence[Any]) -> Any:
+    """``rule.update`` of the variable and slot values ``arrays`` (one shape) with the
+    other inputs ``tensors`` (the gradient of that shape, scalars): elementwise, so on the
+    host it runs on blocks of the flattened arrays, into new buffers."""
+    n = arrays[0].size
+    if ctx.xp is not np or n <= _BLOCK:
+        return rule.update(ctx.xp, ctx.attrs, *arrays, *tensors)
+    flat = [a.reshape(-1) for a in arrays]
+    flat_tensors = [t.reshape(-1) if t.ndim else t for t in tensors]
+    outs: list[Any] = []
+    for start in range(0, n, _BLOCK):
+        part = slice(start, min(n, start + _BLOCK))
+        pieces = [t[part] if t.ndim else t for t in flat_tensors]
+        values = rule.update(np, ctx.attrs, *(a[part] for a in flat), *pieces)
+        if not outs:  # which values change (None for a slot left as it is)
+            outs = [None if v is None else ctx.empty((n,), v.dtype) for v in values]
+        for out, v in zip(outs, values):
+            if out is not None:
+                out[part] = v
+    return [None if out is None else out.reshape(arrays[0].shape) for out in outs]
+
+
 def _make_kernel(rule: _Rule) -> Callable[..., tuple[()]]:
     names = ("var", *rule.slots)
     reported = dict(rule.reported)
@@ -303,7 +333,7 @@ def _make_kernel(rule: _Rule) -> Callable[..., tuple[()]]:
                 elif x.ndim != 0:
                     sep = " : " if name in rule.spaced else ": "
                     ctx.fail(f"{name} is not a scalar{sep}{shape_str(x.shape)}")
-            new = rule.update(ctx.xp, ctx.attrs, *(values[n] for n in names), *tensors)
+            new = _updated(ctx, rule, [values[n] for n in names], tensors)
             for state, value in zip(states, new):
                 if value is not None:
                     store(ctx, state, value, owned=True)

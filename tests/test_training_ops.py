@@ -215,3 +215,32 @@ def test_scalar_variables_stay_arrays(any_device):
         sess.run(init)
         sess.run([descend, bump])
         assert sess.run(v) == 0.0 and sess.run(step) == 1
+
+
+def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit():
+    """A variable of more elements than one block (the host runs the update block by block
+    on both cores): every element as TensorFlow's formula in TF's order, written out here."""
+    rng = np.random.default_rng(5)
+    n = 50_003  # not a multiple of the block
+    var0, m0, v0, grad = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
+    v0 = np.abs(v0)
+    lr, beta1, beta2, eps = np.float32(0.01), np.float32(0.9), np.float32(0.999), np.float32(1e-7)
+    b1p, b2p = np.float32(0.81), np.float32(0.998)
+    g = mg.Graph()
+    with g.as_default():
+        var, m, v = (mg.Variable(a, name=k) for a, k in ((var0, "w"), (m0, "m"), (v0, "v")))
+        ops.ResourceApplyAdam(
+            current_scope(), var.handle, m.handle, v.handle, b1p, b2p, lr, beta1, beta2, eps, grad
+        )
+        update = g.get_operation_by_name("ResourceApplyAdam")
+        init = mg.global_variables_initializer()
+    with mg.Session(g) as sess:
+        sess.run(init)
+        sess.run(update)
+        got = sess.run([var, m, v])
+    alpha = lr * np.sqrt(np.float32(1) - b2p) / (np.float32(1) - b1p)
+    m1 = m0 + (grad - m0) * (np.float32(1) - beta1)
+    v1 = v0 + (grad * grad - v0) * (np.float32(1) - beta2)
+    var1 = var0 - (m1 * alpha) / (np.sqrt(v1) + eps)
+    for have, want in zip(got, [var1, m1, v1]):
+        np.testing.assert_array_equal(have, want)
