@@ -13,6 +13,8 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     compare_ops,
     complex_ops,
     control_flow_ops,
+    conv3d_backprop_ops,
+    conv3d_grad,
     conv3d_ops,
     conv_backprop_ops,
     conv_grad,
@@ -40,6 +42,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     nn_ops,
     pad_ops,
     partition_ops,
+    pool3d_grad_ops,
     pool_grad_ops,
     random_grad,
     random_ops,
@@ -68,6 +71,7 @@ from minigraph.ops.batch_norm_ops import *  # noqa: F403
 from minigraph.ops.compare_ops import *  # noqa: F403
 from minigraph.ops.complex_ops import *  # noqa: F403
 from minigraph.ops.control_flow_ops import *  # noqa: F403
+from minigraph.ops.conv3d_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv3d_ops import *  # noqa: F403
 from minigraph.ops.conv_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
@@ -89,6 +93,7 @@ from minigraph.ops.nn_grad_ops import *  # noqa: F403
 from minigraph.ops.nn_ops import *  # noqa: F403
 from minigraph.ops.pad_ops import *  # noqa: F403
 from minigraph.ops.partition_ops import *  # noqa: F403
+from minigraph.ops.pool3d_grad_ops import *  # noqa: F403
 from minigraph.ops.pool_grad_ops import *  # noqa: F403
 from minigraph.ops.random_ops import *  # noqa: F403
 from minigraph.ops.reduction_ops import *  # noqa: F403

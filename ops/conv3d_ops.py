@@ -65,7 +65,7 @@ def _check_positive_strides(fail: Any, strides: list[int]) -> None:
             fail(f"Stride must be > 0, but got {s}")
 
 
-def _on_cpu(ctx: KernelContext) -> bool:
+def on_cpu(ctx: KernelContext) -> bool:
     return ctx.device.partition(":")[0] == "CPU"
 
 
@@ -191,9 +191,9 @@ def _conv3d_kernel(ctx: KernelContext, x: Any, w: Any) -> Any:
     ctx.check_size((n, *outs, cout), x.dtype)
     if n * cout * outs[0] * outs[1] * outs[2] == 0:  # TensorFlow returns before launching
         return from_nhwc(xp, xp.zeros((n, *outs, cout), x.dtype), fmt)
-    if _on_cpu(ctx) and channels_first(fmt):
+    if on_cpu(ctx) and channels_first(fmt):
         ctx.fail("CPU implementation of Conv3D currently only supports the NHWC tensor format.")
-    if _on_cpu(ctx) and groups > 1:
+    if on_cpu(ctx) and groups > 1:
         _one_group_only(ctx, w.shape[3], cin)
     acc = accumulator_dtype(x.dtype)
     xpad = pad_image(xp, x, pads, dtype=acc)
@@ -252,7 +252,7 @@ def conv3d(
 # -- MaxPool3D and AvgPool3D ---------------------------------------------------------------
 
 
-def _pool3d_attrs(c: Any, fail: Any, attrs: dict) -> tuple[list[int], list[int]]:
+def pool3d_attrs(c: Any, fail: Any, attrs: dict) -> tuple[list[int], list[int]]:
     """Spatial (ksize, strides), after Pool3DShape's and Pooling3DOp's checks."""
     fmt, ksize, strides = attrs["data_format"], attrs["ksize"], attrs["strides"]
     if len(ksize) != 5:
@@ -276,7 +276,7 @@ def _pool3d_attrs(c: Any, fail: Any, attrs: dict) -> tuple[list[int], list[int]]
 def _pool3d_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
     fmt = c.attrs["data_format"]
     xs = with_rank(x.shape, 5)
-    k, s = _pool3d_attrs(c, c.fail, c.attrs)
+    k, s = pool3d_attrs(c, c.fail, c.attrs)
     outs, _ = window_geometry(c.fail, c.attrs, _spatial(xs, fmt), k, s, [1, 1, 1])
     n, channels = _batch_and_depth(xs, fmt)
     return TensorShape(_in_format(n, outs, channels, fmt))
@@ -285,8 +285,8 @@ def _pool3d_shape(c: InferenceContext, x: TensorSpec) -> TensorShape:
 def _pool3d_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
     xp, attrs = ctx.xp, ctx.attrs
     fmt = attrs["data_format"]
-    k, s = _pool3d_attrs(ctx, ctx.fail, attrs)
-    if _on_cpu(ctx) and channels_first(fmt):
+    k, s = pool3d_attrs(ctx, ctx.fail, attrs)
+    if on_cpu(ctx) and channels_first(fmt):
         ctx.fail("Default Pooling3DOp only supports NDHWC on device type CPU")
     if x.ndim != 5:
         ctx.fail(f"tensor_in must be 5-dimensional, got {list(x.shape)}")

@@ -1,26 +1,26 @@
-"""The backprop convolutions' arithmetic (conv_backprop_ops.py declares the ops and checks
-their arguments), on channels-last arrays in the accumulator dtype, written once against
-``ctx.xp``.
+"""The backprop convolutions' arithmetic (conv_backprop_ops.py and conv3d_backprop_ops.py
+declare the ops and check their arguments), on channels-last arrays in the accumulator
+dtype, for any number of spatial dims, written once against ``ctx.xp``.
 
-A filter is grouped, [kh, kw, cin / G, cout] in G groups (a depthwise filter is G = cin
-groups of one input channel). Both gradients loop over the kh * kw filter taps, each a
-strided view of a padded image (conv_geometry.filter_taps), never over elements: the input
-gradient is one matrix product a slice of the batch, out_backprop times every tap's filter
-side by side, whose columns are added into the taps' views of a zeroed padded image; the
-filter gradient is a product a tap, the tap's window times out_backprop. A group of one
-input channel runs as elementwise products (einsum) instead. On the host the batch is cut
-into slices that the cores share.
-"""
+A filter is grouped, [*k, cin / G, cout] in G groups (a depthwise filter is G = cin groups
+of one input channel). Both gradients loop over the filter's taps, each a strided view of
+a padded image (conv_geometry.window_taps), never over elements: the input gradient is one
+matrix product a slice of the batch, out_backprop times every tap's filter side by side,
+whose columns are added into the taps' views of a zeroed padded image; the filter gradient
+is a product a tap, the tap's window times out_backprop. A group of one input channel runs
+as elementwise products (einsum) instead. On the host the batch is cut into slices that
+the cores share."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from minigraph.kernel import KernelContext
-from minigraph.ops.conv_geometry import filter_taps, pad_image
+from minigraph.ops.conv_geometry import pad_image, window_taps
 
 __all__: list[str] = []
 
@@ -55,52 +55,52 @@ def input_grad(
     ctx: KernelContext, g: Any, w: Any, x_shape: Sequence[int], outs: Sequence[int], pads: Pads,
     groups: int, strides: Sequence[int], dilations: Sequence[int],
 ) -> Any:  # fmt: skip
-    """The input gradient [n, h, w, cin] of the convolution with ``w`` [kh, kw, cin / G,
-    cout] in ``geo.groups`` groups: out_backprop times each tap's filter, added into that
+    """The input gradient [n, *spatial, cin] of the convolution with ``w`` [*k, cin / G,
+    cout] in ``groups`` groups: out_backprop times each tap's filter, added into that
     tap's strided view of a zeroed padded image, which is then cropped; a slice of the
     batch at a time."""
     xp = ctx.xp
-    n, h, wd, cin = x_shape
-    kh, kw, ci, cout = w.shape
-    oh, ow = outs
-    co, rows = cout // groups, oh * ow
-    padded = (h + pads[0][0] + pads[0][1], wd + pads[1][0] + pads[1][1], cin)
+    n, *sizes, cin = x_shape
+    *k, ci, cout = w.shape
+    taps = math.prod(k)
+    co, rows = cout // groups, math.prod(outs)
+    padded = (*(size + a + b for size, (a, b) in zip(sizes, pads)), cin)
     ctx.check_size((n, *padded), w.dtype)
-    out = ctx.empty((n, h, wd, cin), w.dtype)  # the output's size is checked
-    top, left = pads[0][0], pads[1][0]
+    out = ctx.empty((n, *sizes, cin), w.dtype)  # the output's size is checked
+    crop = tuple(slice(a, a + size) for size, (a, _) in zip(sizes, pads))
     if ci == 1:  # depthwise: each input channel's own filters, elementwise
-        per_image = (padded[0] * padded[1] + 2 * rows * groups) * w.dtype.itemsize
+        per_image = (math.prod(padded[:-1]) + 2 * rows * groups) * w.dtype.itemsize
         step, count = _slices(ctx, n, per_image, _DEPTHWISE_SLICE_BYTES)
-        taps = w[:, :, 0].reshape(kh, kw, groups, co)
-    else:  # [G, co, kh * kw * ci]: group g's filter, every tap's columns side by side
-        per_image = rows * kh * kw * cin * w.dtype.itemsize
+        tap_filters = w.reshape(taps, groups, co)
+    else:  # [G, co, taps * ci]: group g's filter, every tap's columns side by side
+        per_image = rows * taps * cin * w.dtype.itemsize
         step, count = _slices(ctx, n, per_image, _COLUMN_SLICE_BYTES)
-        ctx.check_size((step * rows, kh * kw * cin), w.dtype)
-        matrix = w.reshape(kh * kw, ci, groups, co).transpose(2, 3, 0, 1)
-        matrix = xp.ascontiguousarray(matrix).reshape(groups, co, kh * kw * ci)
+        ctx.check_size((step * rows, taps * cin), w.dtype)
+        matrix = w.reshape(taps, ci, groups, co).transpose(2, 3, 0, 1)
+        matrix = xp.ascontiguousarray(matrix).reshape(groups, co, taps * ci)
 
     def run(b: int) -> None:
         part = slice(b * step, min(n, (b + 1) * step))
         m = part.stop - part.start
         image = xp.zeros((m, *padded), w.dtype)
-        views = filter_taps(image, outs, (kh, kw), strides, dilations)
+        views = window_taps(image, outs, k, strides, dilations)
         if ci == 1:
             grads = g[part]
             if co == 1:
                 product = xp.empty_like(grads)
-                for i, j, view in views:
-                    view += xp.multiply(grads, taps[i, j, :, 0], out=product)
+                for t, view in views:
+                    view += xp.multiply(grads, tap_filters[t, :, 0], out=product)
             else:
-                grads = grads.reshape(m, oh, ow, groups, co)
-                for i, j, view in views:
-                    view += xp.einsum("nhwgq,gq->nhwg", grads, taps[i, j])
+                grads = grads.reshape(m, *outs, groups, co)
+                for t, view in views:
+                    view += xp.einsum("n...gq,gq->n...g", grads, tap_filters[t])
         elif m * rows:
             grads = g[part].reshape(m * rows, groups, co).transpose(1, 0, 2)
-            columns = xp.matmul(grads, matrix)  # [G, m * rows, kh * kw * ci]
-            for i, j, view in views:
-                t = (i * kw + j) * ci
-                view += columns[:, :, t : t + ci].transpose(1, 0, 2).reshape(m, oh, ow, cin)
-        out[part] = image[:, top : top + h, left : left + wd]
+            columns = xp.matmul(grads, matrix)  # [G, m * rows, taps * ci]
+            for t, view in views:
+                tap = columns[:, :, t * ci : (t + 1) * ci].transpose(1, 0, 2)
+                view += tap.reshape(m, *outs, cin)
+        out[part] = image[(slice(None), *crop)]
 
     ctx.parallel_each(run, count, n * per_image)
     return out
@@ -110,43 +110,45 @@ def filter_grad(
     ctx: KernelContext, x: Any, g: Any, w_shape: Sequence[int], outs: Sequence[int], pads: Pads,
     groups: int, strides: Sequence[int], dilations: Sequence[int],
 ) -> Any:  # fmt: skip
-    """The filter gradient [kh, kw, cin / G, cout] in ``geo.groups`` groups: each tap's
-    window of the padded input times out_backprop, summed over the batch and positions; a
-    slice of the batch at a time, the slices' sums added."""
+    """The filter gradient [*k, cin / G, cout] in ``groups`` groups: each tap's window of
+    the padded input times out_backprop, summed over the batch and positions; a slice of
+    the batch at a time, the slices' sums added."""
     xp = ctx.xp
-    kh, kw, ci, cout = w_shape
-    co = cout // groups
-    n, (oh, ow) = g.shape[0], outs
-    per_image = (oh * ow * (cout + ci * groups) + x[0].size) * x.dtype.itemsize
+    *k, ci, cout = w_shape
+    taps = math.prod(k)
+    co, n, positions = cout // groups, g.shape[0], math.prod(outs)
+    per_image = (positions * (cout + ci * groups) + x[0].size) * x.dtype.itemsize
     step, count = _slices(ctx, n, per_image, _COLUMN_SLICE_BYTES)
 
     def run(b: int) -> Any:
         part = slice(b * step, min(n, (b + 1) * step))
         m = part.stop - part.start
         xpad = pad_image(xp, x[part], pads)
-        taps = filter_taps(xpad, outs, (kh, kw), strides, dilations)
-        rows = m * oh * ow
-        if groups == 1 and kh * kw * ci <= _SMALL_PATCH:
+        windows = window_taps(xpad, outs, k, strides, dilations)
+        rows = m * positions
+        if groups == 1 and taps * ci <= _SMALL_PATCH:
             # Few values a patch (a first layer's 3x3 over one or three channels): the
             # patches as columns and one product, which reads out_backprop once instead of
             # once a tap (a 3x3 filter over one channel, batch 64 at 28x28: 3.8 -> 0.6 ms).
-            columns = xp.empty((m, oh, ow, kh * kw, ci), x.dtype)
-            for i, j, window in taps:
-                columns[:, :, :, i * kw + j] = window
-            product = columns.reshape(rows, kh * kw * ci).T @ g[part].reshape(rows, cout)
-            return product.reshape(kh, kw, ci, cout)
-        out = xp.empty((kh, kw, ci, cout), x.dtype)
+            columns = xp.empty((m, *outs, taps, ci), x.dtype)
+            for t, window in windows:
+                columns[..., t, :] = window
+            product = columns.reshape(rows, taps * ci).T @ g[part].reshape(rows, cout)
+            return product.reshape(*k, ci, cout)
+        out = xp.empty((taps, ci, cout), x.dtype)
         if ci == 1:  # depthwise: each channel's products with its own out_backprop channels
-            grads = g[part].reshape(m, oh, ow, groups, co)
-            for i, j, window in taps:  # einsum reads the strided window as it is
-                out[i, j, 0] = xp.einsum("nhwg,nhwgq->gq", window, grads).reshape(cout)
-            return out
+            grads = g[part].reshape(m, *outs, groups, co)
+            dims = "abc"[: len(outs)]  # einsum sums the ellipsis' dims only when named
+            subscripts = f"n{dims}g,n{dims}gq->gq"
+            for t, window in windows:  # einsum reads the strided window as it is
+                out[t, 0] = xp.einsum(subscripts, window, grads).reshape(cout)
+            return out.reshape(*k, ci, cout)
         grads = xp.ascontiguousarray(g[part].reshape(rows, groups, co).transpose(1, 0, 2))
-        for i, j, window in taps:
+        for t, window in windows:
             columns = xp.ascontiguousarray(window).reshape(rows, groups, ci).transpose(1, 2, 0)
             product = xp.matmul(columns, grads)  # [G, ci, co]
-            out[i, j] = product.transpose(1, 0, 2).reshape(ci, cout)
-        return out
+            out[t] = product.transpose(1, 0, 2).reshape(ci, cout)
+        return out.reshape(*k, ci, cout)
 
     sums = ctx.parallel_map(run, range(count), n * per_image)
     total = sums[0]

@@ -65,16 +65,17 @@ def _fail(c: Any, message: str, error: type[errors.OpError] = errors.InvalidArgu
     raise error(message, c.node_name, c.op_type)
 
 
-class _Window(NamedTuple):
-    """The checked attrs: (h, w, c) axes, spatial strides and dilations, explicit pads."""
+class Window(NamedTuple):
+    """The checked attrs: the spatial axes then the channel axis ((h, w, c); (d, h, w, c)
+    for the 3-D ops), spatial strides and dilations, explicit pads."""
 
-    axes: tuple[int, int, int]
-    strides: tuple[int, int]
-    dilations: tuple[int, int]
+    axes: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
     explicit: list[tuple[int, int]]
 
 
-def _window(c: Any, kind: str) -> _Window:
+def _window(c: Any, kind: str) -> Window:
     """The attrs after TensorFlow's kernel-construction checks, in its order. ``kind`` is
     "input" or "filter" (Conv2D's backprops) or "depthwise"."""
     attrs = c.attrs
@@ -107,7 +108,7 @@ def _window(c: Any, kind: str) -> _Window:
         c.fail("Dilated rates should be larger than 0.")
     if kind == "input":
         explicit = check_explicit(c.fail, attrs, axes)
-    return _Window(
+    return Window(
         axes,
         (strides[axes[0]], strides[axes[1]]),
         (dilations[axes[0]], dilations[axes[1]]),
@@ -115,24 +116,24 @@ def _window(c: Any, kind: str) -> _Window:
     )
 
 
-class _Geometry(NamedTuple):
-    """What the checks found: output sizes and (before, after) pads of the two spatial
-    dims, and the groups (input channels / the filter's in-depth; a depthwise filter has
-    one input channel a group)."""
+class Geometry(NamedTuple):
+    """What the checks found: output sizes and (before, after) pads of the spatial dims,
+    and the groups (input channels / the filter's in-depth; a depthwise filter has one
+    input channel a group)."""
 
-    outs: tuple[int, int]
+    outs: tuple[int, ...]
     pads: list[tuple[int, int]]
     groups: int
 
 
 def _spatial(
-    c: Any, win: _Window, label: str, dims: Sequence[int], k: Sequence[int], out: Sequence[int]
-) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    c: Any, win: Window, label: str, dims: Sequence[int], k: Sequence[int], out: Sequence[int]
+) -> tuple[tuple[int, ...], list[tuple[int, int]]]:
     """Each spatial dim's output size (TensorFlow's GetWindowedOutputSizeVerbose) checked
     against out_backprop's, and its pads."""
     padding = c.attrs["padding"]
     outs, pads = [], []
-    for i in range(2):
+    for i in range(len(win.strides)):
         dim, stride, dilation = win.axes[i], win.strides[i], win.dilations[i]
         if stride <= 0:  # only the depthwise ops get here with one (TF checks it here)
             c.fail(f"Stride must be > 0, but got {stride}")
@@ -154,39 +155,40 @@ def _spatial(
         same = padding == "SAME"
         outs.append(size)
         pads.append(same_pads(dims[dim], k[i], stride, dilation, size) if same else explicit)
-    return (outs[0], outs[1]), pads
+    return tuple(outs), pads
 
 
-def _conv_geometry(
-    c: Any, label: str, win: _Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
-) -> _Geometry:
+def backprop_geometry(
+    c: Any, label: str, win: Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
+) -> Geometry:
     """TensorFlow's ConvBackpropComputeDimensionsV2 on the input, filter and out_backprop
     shapes (in the data format's order), with grouped filters allowed."""
+    rank = len(win.axes) + 1
     for name, shape in (("input", x), ("filter", w), ("out_backprop", g)):
-        if len(shape) != 4:
-            c.fail(f"{label}: {name} must be 4-dimensional")
-    depth = win.axes[2]
+        if len(shape) != rank:
+            c.fail(f"{label}: {name} must be {rank}-dimensional")
+    depth = win.axes[-1]
     if x[0] != g[0]:
         c.fail(
             f"{label}: input and out_backprop must have the same batch size. Input batch: "
             f"{x[0]}, outbackprop batch: {g[0]}, batch_dim: 0"
         )
-    if w[2] <= 0:
+    if w[-2] <= 0:
         c.fail(f"{label}: filter depth must be strictly greated than zero")
-    if x[depth] % w[2]:
+    if x[depth] % w[-2]:
         c.fail(f"{label}: input depth must be evenly divisible by filter depth")
-    if w[3] != g[depth]:
+    if w[-1] != g[depth]:
         c.fail(f"{label}: filter and out_backprop must have the same out_depth")
-    groups = x[depth] // w[2]
-    if groups > 1 and w[3] % groups:  # Conv2D's message (conv_grouped.py)
-        c.fail(f"output depth must be evenly divisible by number of groups: {w[3]} vs {groups}")
+    groups = x[depth] // w[-2]
+    if groups > 1 and w[-1] % groups:  # Conv2D's message (conv_grouped.py)
+        c.fail(f"output depth must be evenly divisible by number of groups: {w[-1]} vs {groups}")
     outs, pads = _spatial(c, win, label, x, w, g)
-    return _Geometry(outs, pads, max(groups, 1))
+    return Geometry(outs, pads, max(groups, 1))
 
 
 def _depthwise_geometry(
-    c: Any, label: str, win: _Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
-) -> _Geometry:
+    c: Any, label: str, win: Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
+) -> Geometry:
     """TensorFlow's EXTRACT_AND_VERIFY_DIMENSIONS of the depthwise backprops."""
     for name, shape in (("input", x), ("filter", w), ("out_backprop", g)):
         if len(shape) != 4:
@@ -199,7 +201,7 @@ def _depthwise_geometry(
     if w[2] * w[3] != g[depth]:
         c.fail(f"{label}: depth_multiplier * in_depth not equal to out_depth")
     outs, pads = _spatial(c, win, label, x, w, g)
-    return _Geometry(outs, pads, max(w[2], 1))
+    return Geometry(outs, pads, max(w[2], 1))
 
 
 def _known(*shapes: TensorShape) -> list[list[int]] | None:
@@ -215,8 +217,9 @@ def _sizes_shape(c: InferenceContext, sizes: TensorSpec) -> TensorShape:
     return shape_from_value(c, sizes)
 
 
-def _nhwc_dims(dims: Sequence[Any], axes: tuple[int, int, int]) -> list[Any]:
-    return [dims[0], dims[axes[0]], dims[axes[1]], dims[axes[2]]]
+def nhwc_dims(dims: Sequence[Any], axes: tuple[int, ...]) -> list[Any]:
+    """``dims`` channels-last: the batch, then ``axes`` (the spatial ones and the channel)."""
+    return [dims[0], *(dims[a] for a in axes)]
 
 
 def _in_format(dims: Sequence[Any], data_format: str) -> list[Any]:
@@ -227,8 +230,8 @@ def _in_format(dims: Sequence[Any], data_format: str) -> list[Any]:
 # -- the kernels ----------------------------------------------------------------------------
 
 
-def _input_backprop(
-    ctx: KernelContext, x_shape: list[int], w: Any, g: Any, geo: _Geometry, win: _Window,
+def input_backprop(
+    ctx: KernelContext, x_shape: list[int], w: Any, g: Any, geo: Geometry, win: Window,
     depthwise: bool,
 ) -> Any:  # fmt: skip
     """The input gradient in the data format's order; ``x_shape`` is in that order too."""
@@ -237,18 +240,18 @@ def _input_backprop(
     if 0 in x_shape or g.size == 0:
         return xp.zeros(x_shape, g.dtype)
     acc = accumulator_dtype(g.dtype)
-    kh, kw, cin, cmul = w.shape
     if depthwise:  # as a grouped filter: one input channel a group
-        w = w.reshape(kh, kw, 1, cin * cmul)
+        *k, cin, cmul = w.shape
+        w = w.reshape(*k, 1, cin * cmul)
     grads = to_nhwc(g, fmt).astype(acc, copy=False)
-    nhwc = _nhwc_dims(x_shape, win.axes)
+    nhwc = nhwc_dims(x_shape, win.axes)
     out = input_grad(ctx, grads, w.astype(acc, copy=False), nhwc, *geo, win.strides, win.dilations)
     out = out.astype(g.dtype, copy=False)
     return from_nhwc(xp, out, fmt)
 
 
-def _filter_backprop(
-    ctx: KernelContext, x: Any, w_shape: list[int], g: Any, geo: _Geometry, win: _Window,
+def filter_backprop(
+    ctx: KernelContext, x: Any, w_shape: list[int], g: Any, geo: Geometry, win: Window,
     depthwise: bool,
 ) -> Any:  # fmt: skip
     """The filter gradient, [kh, kw, in, out] (or [kh, kw, in, multiplier])."""
@@ -259,8 +262,8 @@ def _filter_backprop(
     if x.size == 0 or g.size == 0:
         return xp.zeros(w_shape, x.dtype)
     acc = accumulator_dtype(x.dtype)
-    kh, kw, cin, cmul = w_shape
-    grouped = [kh, kw, 1, cin * cmul] if depthwise else w_shape
+    *k, cin, cmul = w_shape
+    grouped = [*k, 1, cin * cmul] if depthwise else w_shape
     images = to_nhwc(x, fmt).astype(acc, copy=False)
     grads = to_nhwc(g, fmt).astype(acc, copy=False)
     out = filter_grad(ctx, images, grads, grouped, *geo, win.strides, win.dilations)
@@ -296,13 +299,13 @@ def _conv2d_backprop_input_shape(
     win = _window(c, "input")
     fmt = c.attrs["data_format"]
     gs, ws = with_rank(g.shape, 4), with_rank(w.shape, 4)
-    g_nhwc = _nhwc_dims(gs.as_list(), win.axes)
+    g_nhwc = nhwc_dims(gs.as_list(), win.axes)
     merge_dim(g_nhwc[3], ws[3])
     given = _sizes_shape(c, sizes)
     if given.rank is None:
         given = with_rank(given, 4)
     if given.rank == 4:
-        n, h, wd, depth = _nhwc_dims(given.as_list(), win.axes)
+        n, h, wd, depth = nhwc_dims(given.as_list(), win.axes)
         n = merge_dim(n, g_nhwc[0])
     elif given.rank == 2:
         (h, wd), n, depth = given.as_list(), g_nhwc[0], ws[2]
@@ -314,7 +317,7 @@ def _conv2d_backprop_input_shape(
     out = TensorShape(_in_format([n, h, wd, depth], fmt))
     known = _known(out, ws, gs)
     if known is not None:
-        _conv_geometry(c, _CONV_INPUT, win, *known)
+        backprop_geometry(c, _CONV_INPUT, win, *known)
     return out
 
 
@@ -365,15 +368,15 @@ def _conv2d_backprop_input_kernel(ctx: KernelContext, sizes: Any, w: Any, g: Any
     if len(dims) == 2:
         if w.ndim != 4:
             ctx.fail(f"{_CONV_INPUT}: filter must be 4-dimensional")
-        g_nhwc = _nhwc_dims(g.shape, win.axes)
+        g_nhwc = nhwc_dims(g.shape, win.axes)
         dims = _in_format([g_nhwc[0], *dims, w.shape[2]], fmt)
     elif len(dims) != 4:
         ctx.fail(
             "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, "
             f"but got: {len(dims)}"
         )
-    geo = _conv_geometry(ctx, _CONV_INPUT, win, dims, w.shape, g.shape)
-    return _input_backprop(ctx, dims, w, g, geo, win, depthwise=False)
+    geo = backprop_geometry(ctx, _CONV_INPUT, win, dims, w.shape, g.shape)
+    return input_backprop(ctx, dims, w, g, geo, win, depthwise=False)
 
 
 # -- Conv2DBackpropFilter --------------------------------------------------------------------
@@ -391,10 +394,10 @@ def _conv2d_backprop_filter_shape(
 
 
 def _filter_geometry(
-    c: Any, win: _Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
-) -> _Geometry:
+    c: Any, win: Window, x: Sequence[int], w: Sequence[int], g: Sequence[int]
+) -> Geometry:
     """Conv2DBackpropFilter's checks; an input of no channels fills no filter."""
-    geo = _conv_geometry(c, _CONV_FILTER, win, x, w, g)
+    geo = backprop_geometry(c, _CONV_FILTER, win, x, w, g)
     if x[win.axes[2]] == 0:
         wanted = w[0] * w[1] * x[win.axes[2]] * w[3]
         c.fail(
@@ -441,7 +444,7 @@ def _conv2d_backprop_filter_kernel(ctx: KernelContext, x: Any, sizes: Any, g: An
     win = _window(ctx, "filter")
     dims = _sizes(ctx, sizes, "filter_sizes", _CONV_FILTER)
     geo = _filter_geometry(ctx, win, x.shape, dims, g.shape)
-    return _filter_backprop(ctx, x, dims, g, geo, win, depthwise=False)
+    return filter_backprop(ctx, x, dims, g, geo, win, depthwise=False)
 
 
 # -- DepthwiseConv2dNativeBackpropInput and DepthwiseConv2dNativeBackpropFilter --------------
@@ -502,7 +505,7 @@ def _depthwise_backprop_input_kernel(ctx: KernelContext, sizes: Any, w: Any, g: 
     win = _window(ctx, "depthwise")
     dims = _sizes(ctx, sizes, "input_sizes", "Conv2DBackpropInput")
     geo = _depthwise_geometry(ctx, _DEPTHWISE_INPUT, win, dims, w.shape, g.shape)
-    return _input_backprop(ctx, dims, w, g, geo, win, depthwise=True)
+    return input_backprop(ctx, dims, w, g, geo, win, depthwise=True)
 
 
 def _depthwise_backprop_filter_shape(
@@ -542,7 +545,7 @@ def _depthwise_backprop_filter_kernel(ctx: KernelContext, x: Any, sizes: Any, g:
     win = _window(ctx, "depthwise")
     dims = _sizes(ctx, sizes, "filter_sizes", "Conv2DBackpropFilter")
     geo = _depthwise_geometry(ctx, _DEPTHWISE_FILTER, win, x.shape, dims, g.shape)
-    return _filter_backprop(ctx, x, dims, g, geo, win, depthwise=True)
+    return filter_backprop(ctx, x, dims, g, geo, win, depthwise=True)
 
 
 Conv2DBackpropInput = make_wrapper_class(CONV2D_BACKPROP_INPUT)

@@ -148,15 +148,6 @@ def window_taps(
         yield index, xpad[(slice(None), *window_slices(offsets, out, s, d))]
 
 
-def filter_taps(
-    xpad: Any, out: Sequence[int], k: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Iterator[tuple[int, int, Any]]:
-    """Each tap (i, j) of a 2-D filter with its [n, oh, ow, c] strided view of the padded
-    image (:func:`window_taps` by row and column)."""
-    for index, window in window_taps(xpad, out, k, s, d):
-        yield (*divmod(index, k[1]), window)
-
-
 def pad_image(
     xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
 ) -> Any:

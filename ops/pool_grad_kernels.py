@@ -1,6 +1,7 @@
 """The pooling gradients' arithmetic over any number of spatial dims, shared by the 2-D
 ops (pool_grad_ops.py: MaxPoolGrad, AvgPoolGrad, MaxPoolGradGrad) and the 3-D ones, on
-channels-last arrays, written once against ``ctx.xp``.
+channels-last arrays, written once against ``ctx.xp``. MaxPool3DGrad has its own rule
+(every cell equal to the max), as TensorFlow's 3-D CPU kernel.
 
 Like the forward pooling kernels (conv_kernels.py), each loops over the window's taps, a
 strided view of the whole (padded) batch each, never over elements. A gradient is
@@ -143,6 +144,24 @@ def max_pool_grad(
         return xp.where(arg == t, grad, zero)
 
     return scatter_taps(xp, share, x.shape, x.dtype, pads, outs, k, s)
+
+
+def max_pool_grad_all_equal(
+    ctx: KernelContext, x: Any, y: Any, grad: Any, pads: Pads, outs: Sequence[int],
+    k: Sequence[int], s: Sequence[int],
+) -> Any:  # fmt: skip
+    """MaxPool3DGrad, as TensorFlow's CPU kernel (pooling_ops_3d.cc): each window's
+    gradient goes to every cell inside the input equal to MaxPool's output ``y`` (all of
+    equal maxima; none where ``y`` is NaN), in ``grad``'s dtype."""
+    xp = ctx.xp
+    if x.size == 0 or grad.size == 0:
+        return xp.zeros(x.shape, grad.dtype)
+    xpad = pad_image(xp, x, pads, x.dtype.type(np.nan))  # pads never equal y
+    zero = xp.zeros((), grad.dtype)
+    windows = [window for _, window in window_taps(xpad, outs, k, s, [1] * len(k))]
+    return scatter_taps(
+        xp, lambda t: xp.where(windows[t] == y, grad, zero), x.shape, grad.dtype, pads, outs, k, s
+    )
 
 
 def avg_pool_grad(

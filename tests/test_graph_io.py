@@ -330,6 +330,58 @@ OP_EXAMPLES = {
             "VALID",
         ).output
     ),
+    "Conv3DBackpropInputV2": lambda: (
+        ops.Conv3DBackpropInputV2(
+            _scope(),
+            [1, 3, 2, 2, 1],
+            np.ones((1, 1, 2, 1, 2), np.float32),
+            F.reshape(1, 3, 2, 1, 2),
+            strides=[1, 1, 1, 1, 1],
+            padding="VALID",
+        ).output
+    ),
+    "Conv3DBackpropFilterV2": lambda: (
+        ops.Conv3DBackpropFilterV2(
+            _scope(),
+            TIES.reshape(1, 3, 2, 2, 1),
+            [1, 1, 2, 1, 2],
+            F.reshape(1, 3, 2, 1, 2),
+            strides=[1, 1, 1, 1, 1],
+            padding="VALID",
+        ).output
+    ),
+    "MaxPool3DGrad": lambda: (
+        ops.MaxPool3DGrad(
+            _scope(),
+            TIES.reshape(1, 3, 2, 2, 1),
+            mg.nn.max_pool3d(TIES.reshape(1, 3, 2, 2, 1), [2, 1, 2], 1, "SAME"),
+            F.reshape(1, 3, 2, 2, 1),
+            ksize=[1, 2, 1, 2, 1],
+            strides=[1, 1, 1, 1, 1],
+            padding="SAME",
+        ).output
+    ),
+    "AvgPool3DGrad": lambda: (
+        ops.AvgPool3DGrad(
+            _scope(),
+            [1, 3, 2, 2, 1],
+            F.reshape(-1)[:8].reshape(1, 2, 2, 2, 1),
+            ksize=[1, 2, 2, 2, 1],
+            strides=[1, 2, 1, 1, 1],
+            padding="SAME",
+        ).output
+    ),
+    "MaxPool3DGradGrad": lambda: (
+        ops.MaxPool3DGradGrad(
+            _scope(),
+            TIES.reshape(1, 3, 2, 2, 1),
+            mg.nn.max_pool3d(TIES.reshape(1, 3, 2, 2, 1), 2, 2, "VALID"),
+            F.reshape(1, 3, 2, 2, 1),
+            ksize=[1, 2, 2, 2, 1],
+            strides=[1, 2, 2, 2, 1],
+            padding="VALID",
+        ).output
+    ),
     "ResizeBilinearGrad": lambda: (
         ops.ResizeBilinearGrad(
             _scope(), F.reshape(1, 3, 4, 1), np.zeros((1, 2, 3, 1)), half_pixel_centers=True
