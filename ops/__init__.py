@@ -12,6 +12,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     batch_norm_ops,
     compare_ops,
     complex_ops,
+    control_flow_grad,
     control_flow_ops,
     conv3d_backprop_ops,
     conv3d_grad,

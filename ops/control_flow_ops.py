@@ -330,10 +330,11 @@ class _Traced:
         for each, unused where this body does not read it), added to the library. With
         ``pass_through`` it also returns those arguments (a loop body's captured values
         go round unchanged)."""
+        # ``captured`` are values of the enclosing graph: a tensor captured from further
+        # out is passed in as the enclosing body's argument for it.
+        inner_of = dict(self.graph.captures.values())
         extra = [
-            self.graph.captures[x][1]
-            if x in self.graph.captures
-            else self.graph.add_arg(x.dtype, x.shape, "unused_capture")
+            inner_of[x] if x in inner_of else self.graph.add_arg(x.dtype, x.shape, "unused_capture")
             for x in captured
         ]
         outputs = [*self.results, *extra] if pass_through else self.results

@@ -1,0 +1,309 @@
+"""Gradients through function calls, conds, cases, TensorLists and while loops
+(ops/control_flow_grad.py, list_grad.py, while_grad.py).
+
+Each model is checked against central differences (mg.test.compute_gradient_error, float64,
+shapes known and unknown) and against TensorFlow 2.21's tf.gradients of the same model
+built in TensorFlow's graph mode (tests/tf_oracle/make_control_flow_grad_fixtures.py,
+tests/fixtures/grads_control/), on the CPU, the simulated GPU and unoptimized. The
+gradient graphs themselves are checked where their form matters: a call's gradient calls a
+gradient function, a cond's is a cond on the same predicate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import errors
+from minigraph.functions import FuncGraph, Function
+from minigraph.ops.control_flow_grad import inline_function
+from minigraph.shapes import as_shape
+from minigraph.wrappers import apply_op
+
+FIXTURES = Path(__file__).parent / "fixtures" / "grads_control"
+ERROR = 1e-6  # largest |theoretical - numerical| Jacobian entry, float64
+DELTA = 1e-5
+rng = np.random.default_rng(27)
+
+
+def weights(*shape):
+    """The fixed weights of a loss ``sum(weights * y)`` (as the fixture script's)."""
+    return np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+
+
+def gradient_error(fn, values, unknown=False):
+    """compute_gradient_error of ``fn(*xs)`` with respect to every x, each a float64
+    placeholder (of unknown shape when ``unknown``) fed ``values``."""
+    g = mg.Graph()
+    with g.as_default():
+        xs = [mg.placeholder(mg.float64, None if unknown else np.shape(v)) for v in values]
+        y = fn(*xs)
+    with mg.Session(g) as sess:
+        y_shape = sess.run(y, dict(zip(xs, values))).shape
+    with g.as_default():
+        return mg.test.compute_gradient_error(
+            xs, [np.shape(v) for v in values], y, y_shape, x_init_value=list(values), delta=DELTA
+        )
+
+
+def replay(name, model):
+    """Build ``model(**placeholders)`` from fixture ``name``'s inputs; its loss and
+    gradients against TensorFlow's (None where TensorFlow's is None)."""
+    saved = np.load(FIXTURES / f"{name}.npz")
+    inputs = {k[2:]: saved[k] for k in saved.files if k.startswith("x/")}
+    g = mg.Graph()
+    with g.as_default():
+        ph = {k: mg.placeholder(mg.as_dtype(v.dtype), v.shape, name=k) for k, v in inputs.items()}
+        loss = model(**ph)
+        floats = [k for k, v in inputs.items() if v.dtype.kind == "f"]
+        grads = mg.gradients(loss, [ph[k] for k in floats])
+    feed = {ph[k]: v for k, v in inputs.items()}
+    with mg.Session(g) as sess:
+        np.testing.assert_allclose(sess.run(loss, feed), saved["y"], rtol=1e-12)
+        for k, d in zip(floats, grads):
+            if f"dx/{k}" not in saved.files:
+                assert d is None, k
+                continue
+            np.testing.assert_allclose(sess.run(d, feed), saved[f"dx/{k}"], rtol=1e-10, atol=1e-12)
+
+
+def op_types(fn):
+    return [n.type_string for n in fn.graph.nodes()]
+
+
+# -- inline_function ---------------------------------------------------------------------------
+
+
+def _function(g, name, build, specs):
+    """A Function whose body ``build(*args)`` returns its results."""
+    body = FuncGraph(name, g)
+    with body.as_default():
+        args = [body.add_arg(dt, as_shape(s), f"a{i}") for i, (dt, s) in enumerate(specs)]
+        outputs = build(*args)
+    fn = Function(name, body, outputs)
+    g.library[name] = fn
+    return fn
+
+
+def test_inline_copies_what_the_results_need_with_attrs_and_control_inputs():
+    g = mg.Graph()
+    with g.as_default():
+        inner = _function(g, "inner", lambda a: [mg.sin(a)], [(mg.float64, [2])])
+
+        def build(a, b):
+            unused = mg.exp(a, name="unused")  # no result needs it: not copied
+            with mg.control_dependencies([mg.no_op(name="first")]):
+                c = mg.cast(b, mg.float64, name="c")
+            call = apply_op("PartitionedCall", None, [[a * c]], {"f": inner, "Tout": [mg.float64]})
+            del unused
+            return [call.outputs[0]]
+
+        fn = _function(g, "outer", build, [(mg.float64, [2]), (mg.int32, [])])
+        x = mg.placeholder(mg.float64, [2], name="x")
+        with mg.name_scope("copy"):
+            (y,) = inline_function(fn, [x, mg.constant(np.int32(3))])
+    copied = {n.name: n for n in g.nodes() if n.name.startswith("copy/")}
+    assert "copy/unused" not in copied
+    assert copied["copy/c"].attrs["DstT"] == mg.float64  # an attr not inferred, kept
+    assert [c.name for c in copied["copy/c"].control_inputs] == ["copy/first"]
+    assert y.op.get_attr("f") is inner  # a nested call keeps its Function
+    np.testing.assert_allclose(mg.Session(g).run(y, {x: [1.0, 2.0]}), np.sin([3.0, 6.0]))
+
+
+def test_inline_checks_the_arguments():
+    g = mg.Graph()
+    with g.as_default():
+        fn = _function(g, "f", lambda a: [a * 2.0], [(mg.float64, [])])
+        with pytest.raises(errors.InvalidArgumentError, match="takes 1 arguments, got 0"):
+            inline_function(fn, [])
+
+
+# -- PartitionedCall, StatefulPartitionedCall --------------------------------------------------
+
+
+def _call_model(x, w, var=None):
+    """sum(weights * sin(x) w) + sum(n * x) through one call of a function of (x, n, w[,
+    a variable]); n is an int32 input."""
+    g = x.graph
+    specs = [(mg.float64, x.shape), (mg.int32, []), (mg.float64, w.shape)]
+    if var is not None:
+        specs.append((mg.resource, []))
+
+    def build(a, n, b, *handle):
+        if handle:
+            b = b + apply_op("ReadVariableOp", None, [handle[0]], {"dtype": mg.float64}).outputs[0]
+        return [mg.matmul(mg.sin(a), b), mg.reduce_sum(a * mg.cast(n, mg.float64)), n + 1]
+
+    fn = _function(g, "f", build, specs)
+    if var is not None:  # the handle keeps its variable's shape and dtype
+        arg = fn.inputs[3]
+        arg.node.output_specs = (var.handle.spec,)
+    inputs = [x, np.int32(3), w] + ([var.handle] if var is not None else [])
+    op_type = "StatefulPartitionedCall" if var is not None else "PartitionedCall"
+    call = apply_op(op_type, None, [inputs], {"f": fn, "Tout": fn.output_dtypes})
+    first, second, _ = call.outputs
+    return mg.reduce_sum(first * weights(3, 2)) + second
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+def test_call_gradient_against_differences(unknown):
+    x, w = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4, 2))
+    assert gradient_error(_call_model, [x, w], unknown) < ERROR
+
+
+def test_call_gradient_calls_a_gradient_function():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [3, 4], name="x")
+        w = mg.placeholder(mg.float64, [4, 2], name="w")
+        loss = _call_model(x, w)
+        dx, dw = mg.gradients(loss, [x, w])
+    call = dx.op
+    assert call.type == "PartitionedCall"
+    assert call.name == "gradients/PartitionedCall_grad/PartitionedCall"
+    grad_fn = call.get_attr("f")
+    # G(x, n, w, grad of each float result): the int result has no gradient argument, and
+    # the int input gets no gradient, so G returns two.
+    assert grad_fn.input_dtypes == [mg.float64, mg.int32, mg.float64, mg.float64, mg.float64]
+    assert grad_fn.output_dtypes == [mg.float64, mg.float64]
+    assert dw.op is call and [dx.index, dw.index] == [0, 1]
+    assert "MatMul" in op_types(grad_fn) and "Sin" in op_types(grad_fn)  # the recomputation
+
+
+def test_call_gradient_reaches_a_variable_through_its_handle():
+    x, w = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4, 2))
+    v0 = rng.uniform(-1, 1, (4, 2))
+    g = mg.Graph()
+    with g.as_default():
+        xp = mg.placeholder(mg.float64, [3, 4])
+        wp = mg.placeholder(mg.float64, [4, 2])
+        var = mg.Variable(v0, name="v")
+        loss = _call_model(xp, wp, var)
+        dw, dv = mg.gradients(loss, [wp, var])
+        assert dv.op.type == "StatefulPartitionedCall"
+        init = mg.global_variables_initializer()
+    with mg.Session(g) as sess:
+        sess.run(init)
+        got_w, got_v = sess.run([dw, dv], {xp: x, wp: w})
+    np.testing.assert_allclose(got_v, got_w)  # w + v enter alike
+    np.testing.assert_allclose(got_w, np.sin(x).T @ weights(3, 2))
+
+
+@pytest.mark.usefixtures("any_device")
+def test_call_gradient_as_tensorflow():
+    """An imported graph calling a tf.function that calls another (PartitionedCall)."""
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    saved = np.load(FIXTURES / "call.npz")
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(str(FIXTURES / "call.pb"), name="")
+        x, w = g.get_tensor_by_name("x:0"), g.get_tensor_by_name("w:0")
+        loss = g.get_tensor_by_name("loss:0")
+        assert {"PartitionedCall", "StatefulPartitionedCall"} & {n.type_string for n in g.nodes()}
+        grads = mg.gradients(loss, [x, w])
+    feed = {x: saved["x/x"], w: saved["x/w"]}
+    with mg.Session(g) as sess:
+        for d, k in zip(sess.run(grads, feed), "xw"):
+            np.testing.assert_allclose(d, saved[f"dx/{k}"], rtol=1e-10, atol=1e-12)
+
+
+# -- If, StatelessIf, Case, StatelessCase -----------------------------------------------------
+
+
+def cond_model(x, w, pred):
+    y = mg.cond(pred, lambda: mg.tanh(mg.matmul(x, w)), lambda: x[:, :2] * 3.0 - 1.0)
+    return mg.reduce_sum(y * weights(3, 2))
+
+
+def case_model(x, w, index):
+    y = mg.switch_case(
+        index,
+        [
+            lambda: mg.matmul(mg.sin(x), w),
+            lambda: mg.nn.relu(mg.matmul(x, w)) * 2.0,
+            lambda: x[:, 1:3] * 2.0,
+        ],
+    )
+    return mg.reduce_sum(y * weights(3, 2))
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("pred", ["true", "false"])
+def test_cond_gradient_as_tensorflow(pred):
+    replay(f"cond_{pred}", cond_model)
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("index", [0, 1, 2, 7])
+def test_case_gradient_as_tensorflow(index):
+    replay(f"case_{index}", case_model)
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_gradient_against_differences(pred, unknown):
+    x, w = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4, 2))
+    err = gradient_error(lambda x, w: cond_model(x, w, mg.constant(pred)), [x, w], unknown)
+    assert err < ERROR
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 5])
+def test_case_gradient_against_differences(index):
+    x, w = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4, 2))
+    err = gradient_error(lambda x, w: case_model(x, w, mg.constant(np.int32(index))), [x, w])
+    assert err < ERROR
+
+
+def test_cond_gradient_is_a_cond_on_the_same_predicate():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [3, 4])
+        w = mg.placeholder(mg.float64, [4, 2])
+        pred = mg.placeholder(mg.bool, [])
+        y = cond_model(x, w, pred)
+        forward = next(n for n in g.nodes() if n.type_string == "StatelessIf")
+        dx, dw, dpred = mg.gradients(y, [x, w, pred])
+    assert dpred is None
+    grad = dw.op
+    assert grad.type == "StatelessIf" and grad.inputs[0] == forward.inputs[0]
+    assert grad is dx.op
+    then_f, else_f = grad.get_attr("then_branch"), grad.get_attr("else_branch")
+    assert then_f.output_dtypes == else_f.output_dtypes == [mg.float64, mg.float64]
+    # The else branch does not read w: its gradient for w is zeros.
+    feed = {x: np.ones((3, 4)), w: np.ones((4, 2)), pred: False}
+    np.testing.assert_array_equal(mg.Session(g).run(dw, feed), np.zeros((4, 2)))
+
+
+def test_branch_gradient_with_a_variable_and_no_gradient_anywhere():
+    v0 = rng.uniform(-1, 1, (2,))
+    g = mg.Graph()
+    with g.as_default():
+        var = mg.Variable(v0, name="v")
+        x = mg.placeholder(mg.float64, [2])
+        pred = mg.placeholder(mg.bool, [])
+        y = mg.cond(pred, lambda: x * var, lambda: x * 2.0)
+        dv, dx = mg.gradients(y, [var, x])
+        n = mg.placeholder(mg.int32, [])
+        counted = mg.cond(pred, lambda: n + 1, lambda: n * 2)
+        assert mg.gradients(mg.cast(counted, mg.float64), [n]) == [None]
+        init = mg.global_variables_initializer()
+    with mg.Session(g) as sess:
+        sess.run(init)
+        xv = np.float64([3.0, -1.0])
+        np.testing.assert_allclose(sess.run([dv, dx], {x: xv, pred: True}), [xv, v0])
+        np.testing.assert_allclose(sess.run([dv, dx], {x: xv, pred: False}), [[0, 0], [2, 2]])
+
+
+def test_nested_branch_and_call_gradients():
+    """A cond in a switch_case, differentiated twice over (its gradient's gradient)."""
+    x0 = rng.uniform(0.2, 1, (3,))
+
+    def model(x):
+        inner = lambda: mg.cond(mg.reduce_sum(x) > 0, lambda: mg.sin(x) * x, lambda: x)  # noqa: E731
+        return mg.switch_case(mg.constant(np.int32(0)), [inner, lambda: x * 3.0])
+
+    assert gradient_error(model, [x0]) < ERROR
+    assert gradient_error(lambda x: mg.gradients(mg.reduce_sum(model(x)), x)[0], [x0]) < ERROR

@@ -1,0 +1,131 @@
+"""Writes tests/fixtures/grads_control/: TensorFlow 2.21's gradients through function calls,
+conds, cases, TensorLists and while loops, for tests/test_control_flow_grad.py.
+
+Run by hand with TensorFlow 2.21 in a scratch virtual environment (never a dependency of
+minigraph), from the repository root::
+
+    /tmp/tfvenv/bin/python tests/tf_oracle/make_control_flow_grad_fixtures.py
+
+Two kinds of case:
+
+- *built*: a small model written here in TensorFlow's graph mode (tf.compat.v1 with control
+  flow v2: While, If, Case, the TensorList ops) and in the test with minigraph's builders,
+  the same model op for op. ``<name>.npz`` holds its inputs ``x/<input>``, its loss ``y``
+  and ``tf.gradients(y, input)`` as ``dx/<input>`` for each float input (absent where
+  TensorFlow's gradient is None). ``call`` also writes ``call.pb``: a graph calling a
+  tf.function (PartitionedCall), which the test imports.
+- *imported*: each tf.function and Keras case of tests/fixtures/control_flow/ (frozen
+  GraphDefs with While, If, Case, PartitionedCall and TensorLists; the ``_lowered`` ones
+  hold TF1 loops) imported into TensorFlow again, with the gradient of the sum of its float
+  outputs with respect to its float inputs at the recorded feeds: ``imported_<name>.npz``
+  holds ``dx/<feed>``. Each runs in a process of its own (TensorFlow keeps the functions a
+  gradient rewrites in one process-wide library, where two cases' names collide).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parent / "fixtures" / "grads_control"
+CONTROL_FLOW = HERE.parent / "fixtures" / "control_flow"
+v1 = tf.compat.v1
+f64 = tf.float64
+
+
+def weights(*shape: int) -> np.ndarray:
+    """Fixed weights of a loss ``sum(weights * y)``: every element of y matters differently."""
+    return np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+
+
+def record(name: str, build: Callable[..., Any], inputs: dict[str, np.ndarray]) -> None:
+    """Run ``build(**placeholders)`` (a scalar loss) and its gradients; write ``name.npz``."""
+    g = tf.Graph()
+    with g.as_default():
+        ph = {k: v1.placeholder(tf.as_dtype(v.dtype), v.shape, name=k) for k, v in inputs.items()}
+        loss = build(**ph)
+        floats = [k for k, v in inputs.items() if v.dtype.kind == "f"]
+        grads = tf.gradients(loss, [ph[k] for k in floats])
+        with v1.Session(graph=g) as sess:
+            feed = {ph[k]: v for k, v in inputs.items()}
+            y = sess.run(loss, feed)
+            got = {k: sess.run(d, feed) for k, d in zip(floats, grads) if d is not None}
+    arrays = {f"x/{k}": v for k, v in inputs.items()}
+    arrays.update({f"dx/{k}": v for k, v in got.items()})
+    np.savez(OUT / f"{name}.npz", y=np.asarray(y), **arrays)
+    print(name, "y", y, "grads", sorted(got))
+
+
+# -- calls, conds, cases --------------------------------------------------------------------
+
+rng = np.random.default_rng(27)
+X = rng.uniform(-1, 1, (3, 4))
+W = rng.uniform(-1, 1, (4, 2))
+
+
+def cond_model(x: Any, w: Any, pred: Any) -> Any:
+    y = tf.cond(pred, lambda: tf.tanh(tf.matmul(x, w)), lambda: x[:, :2] * 3.0 - 1.0)
+    return tf.reduce_sum(y * weights(3, 2))
+
+
+def case_model(x: Any, w: Any, index: Any) -> Any:
+    y = tf.switch_case(
+        index,
+        [
+            lambda: tf.matmul(tf.sin(x), w),
+            lambda: tf.nn.relu(tf.matmul(x, w)) * 2.0,
+            lambda: x[:, 1:3] * 2.0,
+        ],
+    )
+    return tf.reduce_sum(y * weights(3, 2))
+
+
+def write_call_case() -> None:
+    """A graph that calls a tf.function (which calls another): PartitionedCall nodes.
+    The GraphDef (forward only) is call.pb; the test imports it."""
+
+    @tf.function
+    def inner(a: Any) -> Any:
+        return tf.sin(a) * a
+
+    @tf.function
+    def outer(x: Any, w: Any) -> Any:
+        return tf.tanh(tf.matmul(inner(x), w)), tf.reduce_sum(x * x)
+
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(f64, [3, 4], name="x")
+        w = v1.placeholder(f64, [4, 2], name="w")
+        a, b = outer(x, w)
+        loss = tf.identity(tf.reduce_sum(a * weights(3, 2)) + b, name="loss")
+        (OUT / "call.pb").write_bytes(g.as_graph_def().SerializeToString())
+        dx, dw = tf.gradients(loss, [x, w])
+        with v1.Session(graph=g) as sess:
+            y, gx, gw = sess.run([loss, dx, dw], {x: X, w: W})
+    np.savez(OUT / "call.npz", y=y, **{"x/x": X, "x/w": W, "dx/x": gx, "dx/w": gw})
+    print("call", "y", y)
+
+
+def built_cases() -> None:
+    for pred in (True, False):
+        record(f"cond_{str(pred).lower()}", cond_model, {"x": X, "w": W, "pred": np.array(pred)})
+    for index in (0, 1, 2, 7):  # 7: out of range, the last branch
+        record(f"case_{index}", case_model, {"x": X, "w": W, "index": np.int32(index)})
+    write_call_case()
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    built_cases()
+
+
+if __name__ == "__main__":
+    main()
