@@ -32,6 +32,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     linalg_grad,
     linalg_ops,
     list_gather_ops,
+    list_grad,
     list_ops,
     loss_ops,
     math_grad,

@@ -17,6 +17,7 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
 from minigraph.kernel import KernelContext, check_output_size
 from minigraph.ops.common import INDEX_TYPES, host_array, same_shape, shape_str
+from minigraph.ops.tensor_list import zeros_list
 from minigraph.registry import define_op, register_kernel
 from minigraph.scope import current_scope
 from minigraph.shapes import TensorShape, as_shape, merge, unknown_shape, with_rank
@@ -299,6 +300,8 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Ou
 
 def _like_kernel(fill_value: int) -> Any:
     def kernel(ctx: KernelContext, x: Any) -> Any:
+        if fill_value == 0 and ctx.attrs["T"] == dtypes.variant:
+            return zeros_list(ctx, x)  # a TensorList of zeros: a list's zero gradient
         return ctx.allocate(x.shape, x.dtype, fill=fill_value)
 
     return kernel

@@ -35,9 +35,10 @@ __all__ = ["gradients", "AddSymbolicGradients"]
 
 def _differentiable(dtype: DType) -> bool:
     """Whether gradients flow through tensors of ``dtype`` (TensorFlow's
-    _IsBackpropagatable: floats, complex numbers and resources, which a variable's
-    gradient reaches through ReadVariableOp)."""
-    return dtype.is_floating or dtype.is_complex or dtype.name == "resource"
+    _IsBackpropagatable: floats, complex numbers, resources, which a variable's
+    gradient reaches through ReadVariableOp, and variants: a TensorList's gradient is a
+    TensorList)."""
+    return dtype.is_floating or dtype.is_complex or dtype.name in ("resource", "variant")
 
 
 def _as_tensor(value: Any, what: str) -> Output:

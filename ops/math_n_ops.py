@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from minigraph import dtypes
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import NUMBER
+from minigraph.ops.common import type_set
+from minigraph.ops.tensor_list import add_lists
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, merge
 from minigraph.wrappers import make_builder, make_wrapper_class
 
 BUILDERS = ("add_n",)
+NUMBER_OR_VARIANT = type_set([*dtypes.NUMBER_TYPES, dtypes.variant])  # TF's AddN allows lists
 
 
 def _add_n_shape(c: InferenceContext, inputs: list[TensorSpec]) -> TensorShape:
@@ -33,7 +36,7 @@ ADD_N = define_op(
     "AddN",
     inputs=["inputs: N * T"],
     outputs=["sum: T"],
-    attrs=["N: int >= 1", f"T: {NUMBER}"],
+    attrs=["N: int >= 1", f"T: {NUMBER_OR_VARIANT}"],
     shape_fn=_add_n_shape,
     doc="""
 Adds all input tensors elementwise; every input has the same shape (no broadcasting).
@@ -50,6 +53,8 @@ array([ 9., 12.], dtype=float32)
 
 @register_kernel("AddN", "CPU", "GPU")
 def _add_n_kernel(ctx: KernelContext, inputs: list[Any]) -> Any:
+    if inputs[0].dtype == object:  # TensorLists: the gradients of a list, summed
+        return add_lists(ctx, inputs)
     shape = inputs[0].shape
     for i, x in enumerate(inputs[1:], 1):
         if x.shape != shape:

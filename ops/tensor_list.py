@@ -93,7 +93,10 @@ def check_dtype(ctx: KernelContext, lst: TensorList, attr: str = "element_dtype"
 
 
 def on_device(xp: Any, a: Any) -> Any:
-    """An item in ``xp``'s memory: a list written on one device may be read on another."""
+    """An item in ``xp``'s memory: a list written on one device may be read on another
+    (a variant item, a list of lists, stays on the host as every variant does)."""
+    if a.dtype == object:
+        return a
     if xp is np:
         return to_host(a)
     if is_cupy(xp) and isinstance(a, np.ndarray):
@@ -201,6 +204,66 @@ def copy_out(ctx: KernelContext, item: Any) -> Any:
     """An item as a new array on this device: a list never hands out its own buffers."""
     out = on_device(ctx.xp, item)
     return out.copy() if out is item else out
+
+
+# -- Lists as gradients: zeros and sums (ZerosLike and AddN of variant tensors) -----------
+
+
+def zeros_list(ctx: KernelContext, value: Any) -> np.ndarray:
+    """TensorListZerosLike: a list as long as ``value``'s with zeros for each set item
+    (unset ones stay unset), what ZerosLike makes of a list (a zero gradient)."""
+    lst = input_list(ctx, value)
+    items = tuple(
+        None
+        if item is None
+        else zeros_list(ctx, item)
+        if item.dtype == object
+        else ctx.allocate(item.shape, item.dtype, fill=0)
+        for item in lst.items
+    )
+    return variant(TensorList(items, lst.element_dtype, lst.element_shape))
+
+
+def add_lists(ctx: KernelContext, values: list[Any]) -> np.ndarray:
+    """TensorListBinaryAdd over ``values``, in order: item by item, an unset item taking
+    the other's; what AddN makes of lists (gradients that reach one list twice)."""
+    total = input_list(ctx, values[0])
+    for value in values[1:]:
+        total = _add_two(ctx, total, input_list(ctx, value))
+    return variant(total)
+
+
+def _add_two(ctx: KernelContext, a: TensorList, b: TensorList) -> TensorList:
+    if a.element_dtype != b.element_dtype:
+        ctx.fail(
+            "Trying to add two lists of tensors of different dtypes. One is "
+            f"{tf_name(a.element_dtype)} and the other is {tf_name(b.element_dtype)}"
+        )
+    if not a.element_shape.is_compatible_with(b.element_shape):
+        ctx.fail(
+            "Trying to add two lists of tensors with incompatible element shapes. One is "
+            f"{a.element_shape} and the other is {b.element_shape}"
+        )
+    if len(a.items) != len(b.items):
+        ctx.fail(
+            "Trying to add two lists of tensors with different lengths. One is "
+            f"{len(a.items)} and the other is {len(b.items)}"
+        )
+    items = []
+    for x, y in zip(a.items, b.items):
+        if x is None or y is None:
+            items.append(y if x is None else x)
+        elif x.dtype == object:
+            items.append(variant(_add_two(ctx, input_list(ctx, x), input_list(ctx, y))))
+        elif x.shape != y.shape:
+            ctx.fail(
+                "Trying to add two tensors with incompatible element shapes. One is "
+                f"{shape_str(x.shape)} and the other is {shape_str(y.shape)}"
+            )
+        else:
+            items.append(ctx.xp.add(on_device(ctx.xp, x), on_device(ctx.xp, y)))
+    shape = a.element_shape.merge_with(b.element_shape)
+    return TensorList(tuple(items), a.element_dtype, shape)
 
 
 # -- Shape functions: variant outputs are scalars ---------------------------------------

@@ -19,6 +19,8 @@ import pytest
 import minigraph as mg
 from minigraph import errors
 from minigraph.functions import FuncGraph, Function
+from minigraph.ops import list_gather_ops as G
+from minigraph.ops import list_ops as L
 from minigraph.ops.control_flow_grad import inline_function
 from minigraph.shapes import as_shape
 from minigraph.wrappers import apply_op
@@ -307,3 +309,178 @@ def test_nested_branch_and_call_gradients():
 
     assert gradient_error(model, [x0]) < ERROR
     assert gradient_error(lambda x: mg.gradients(mg.reduce_sum(model(x)), x)[0], [x0]) < ERROR
+
+
+# -- TensorLists ---------------------------------------------------------------------------------
+
+
+def tensor_array_model(x, v):
+    ta = mg.TensorArray(mg.float64, size=4).unstack(x)
+    ta = ta.scatter([1, 3], v * 2.0)
+    read = ta.read(0) * ta.read(3)
+    gathered = ta.gather([2, 1])
+    return (
+        mg.reduce_sum(read * weights(3))
+        + mg.reduce_sum(gathered * weights(2, 3))
+        + mg.reduce_sum(ta.stack() * weights(4, 3))
+    )
+
+
+def tensor_array_write_model(x, v):
+    ta = mg.TensorArray(mg.float64, size=3).write(0, x[0] * 2.0).write(1, v[0]).write(1, x[1])
+    grown = mg.TensorArray(mg.float64, size=1, dynamic_size=True).write(0, v[1])
+    grown = grown.write(2, mg.sin(x[2]))
+    return mg.reduce_sum(ta.stack() * weights(3, 3)) + mg.reduce_sum(grown.stack() * weights(3, 3))
+
+
+def tensor_array_split_model(x):
+    ta = mg.TensorArray(mg.float64, size=2, infer_shape=False).split(x * x, [1, 3])
+    return mg.reduce_sum(ta.concat() * weights(4, 3)) + mg.reduce_sum(ta.read(1) * weights(3, 3))
+
+
+def tensor_list_model(x, v):
+    lst = L.tensor_list_from_tensor(x, np.int32([3]))
+    lst = L.tensor_list_push_back(lst, v[0] * 2.0)
+    lst, last = L.tensor_list_pop_back(lst, np.int32(-1), element_dtype=mg.float64)
+    lst = L.tensor_list_push_back(lst, mg.sin(v[1]))
+    cut = L.tensor_list_resize(lst, np.int32(3))
+    stacked = G.tensor_list_stack(lst, np.int32([3]), element_dtype=mg.float64)
+    kept = G.tensor_list_stack(cut, np.int32([3]), element_dtype=mg.float64)
+    return (
+        mg.reduce_sum(last * last * weights(3))
+        + mg.reduce_sum(stacked * weights(5, 3))
+        + mg.reduce_sum(kept * weights(3, 3))
+    )
+
+
+LIST_MODELS = {
+    "tensor_array": tensor_array_model,
+    "tensor_array_write": tensor_array_write_model,
+    "tensor_array_split": tensor_array_split_model,
+    "tensor_list": tensor_list_model,
+}
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("name", LIST_MODELS)
+def test_tensor_list_gradients_as_tensorflow(name):
+    replay(name, LIST_MODELS[name])
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+@pytest.mark.parametrize("name", LIST_MODELS)
+def test_tensor_list_gradients_against_differences(name, unknown):
+    values = [rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (2, 3))]
+    n = 1 if name == "tensor_array_split" else 2
+    assert gradient_error(LIST_MODELS[name], values[:n], unknown) < ERROR
+
+
+def _stack(lst):
+    return G.tensor_list_stack(lst, np.int32([3]), element_dtype=mg.float64)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: L.tensor_list_get_item(L.tensor_list_from_tensor(t, [3]), 2, [3], mg.float64),
+        lambda t: _stack(
+            L.tensor_list_set_item(
+                L.tensor_list_from_tensor(t, [3]), 5, t[0] * 3.0, resize_if_index_out_of_bounds=True
+            )
+        ),
+        lambda t: _stack(L.tensor_list_resize(L.tensor_list_from_tensor(t, [3]), 6)),
+        lambda t: G.tensor_list_gather(L.tensor_list_from_tensor(t, [3]), [3, 0], [3], mg.float64),
+        lambda t: (
+            G.tensor_list_concat_v2(
+                L.tensor_list_split(t, [-1, 3], np.int64([3, 0, 1])),
+                [-1, 3],
+                np.zeros(0, np.int64),
+                element_dtype=mg.float64,
+            )[0]
+            * 2.0
+        ),
+        lambda t: L.tensor_list_pop_back(
+            L.tensor_list_pop_back(L.tensor_list_from_tensor(t, [3]), [3], mg.float64)[0],
+            [3],
+            mg.float64,
+        )[1],
+    ],
+    ids=["get_item", "set_item_resized", "resize_grown", "gather", "split_concat", "pop_twice"],
+)
+def test_each_list_op_gradient_against_differences(fn):
+    assert gradient_error(fn, [rng.uniform(-1, 1, (4, 3))]) < ERROR
+
+
+def test_list_gradients_that_meet_are_summed_by_add_n():
+    """Two reads of one list: its gradient is the AddN of two lists, item by item."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [4, 3])
+        lst = L.tensor_list_from_tensor(x, [3])
+        y = L.tensor_list_get_item(lst, 1, [3], mg.float64) * L.tensor_list_get_item(
+            lst, 3, [3], mg.float64
+        )
+        (dx,) = mg.gradients(y, x)
+    add = [n for n in g.nodes() if n.type_string == "AddN"]
+    assert len(add) == 1 and add[0].attrs["T"] == mg.variant
+    xv = rng.uniform(-1, 1, (4, 3))
+    want = np.zeros((4, 3))
+    want[1], want[3] = xv[3], xv[1]
+    np.testing.assert_allclose(mg.Session(g).run(dx, {x: xv}), want)
+
+
+def test_gather_gradient_keeps_one_of_repeated_indices_as_tensorflow():
+    """TensorFlow's gradient scatters into a list: a repeated index keeps one row."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [4, 3])
+        y = G.tensor_list_gather(L.tensor_list_from_tensor(x, [3]), [3, 0, 3], [3], mg.float64)
+        (dx,) = mg.gradients(y, x)
+    np.testing.assert_array_equal(
+        mg.Session(g).run(dx, {x: np.ones((4, 3))}), [[1] * 3, [0] * 3, [0] * 3, [1] * 3]
+    )
+
+
+def test_list_length_and_element_shape_stop_gradients():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [4, 3])
+        lst = L.tensor_list_from_tensor(x, [3])
+        n = mg.cast(L.tensor_list_length(lst), mg.float64)
+        s = mg.cast(L.tensor_list_element_shape(lst, shape_type=mg.int32), mg.float64)
+        assert mg.gradients([n, mg.reduce_sum(s)], x) == [None]
+
+
+@pytest.mark.usefixtures("any_device")
+def test_zeros_like_and_add_n_of_lists():
+    """ZerosLike of a list zeroes its set items and keeps the unset ones unset; AddN adds
+    item by item, an unset item taking the other's, with TensorFlow's checks."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [3, 2])
+        lst = L.tensor_list_set_item(
+            L.tensor_list_reserve([2], 3, element_dtype=mg.float64), 1, x[1]
+        )
+        full = L.tensor_list_from_tensor(x, [2])
+        zeros = mg.zeros_like(full)
+        total = mg.add_n([lst, full, zeros])
+        stacked = [_stack2(v) for v in (mg.zeros_like(lst), total)]
+        short = L.tensor_list_from_tensor(x[:2], [2])
+        bad = mg.add_n([short, full])
+        ints = L.tensor_list_from_tensor(mg.cast(x, mg.int32), [2])
+        bad_type = mg.add_n([ints, full])
+    xv = rng.uniform(-1, 1, (3, 2))
+    with mg.Session(g) as sess:
+        zero, summed = sess.run(stacked, {x: xv})
+        np.testing.assert_array_equal(zero, np.zeros((3, 2)))
+        want = xv.copy()
+        want[1] *= 2
+        np.testing.assert_allclose(summed, want)
+        with pytest.raises(errors.InvalidArgumentError, match="different lengths. One is 2 and"):
+            sess.run(bad, {x: xv})
+        with pytest.raises(errors.InvalidArgumentError, match="different dtypes. One is int32"):
+            sess.run(bad_type, {x: xv})
+
+
+def _stack2(lst):
+    return G.tensor_list_stack(lst, np.int32([2]), element_dtype=mg.float64)

@@ -33,6 +33,7 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
+from tensorflow.python.ops import list_ops  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "fixtures" / "grads_control"
@@ -114,16 +115,69 @@ def write_call_case() -> None:
     print("call", "y", y)
 
 
+# -- TensorLists (tf.TensorArray in graph mode, and the list ops themselves) ------------------
+
+XL = rng.uniform(-1, 1, (4, 3))
+VL = rng.uniform(-1, 1, (2, 3))
+
+
+def tensor_array_model(x: Any, v: Any) -> Any:
+    """TensorListFromTensor, ScatterIntoExistingList, GetItem, Gather and Stack."""
+    ta = tf.TensorArray(f64, size=4).unstack(x)
+    ta = ta.scatter([1, 3], v * 2.0)
+    read = ta.read(0) * ta.read(3)
+    gathered = ta.gather([2, 1])
+    return (
+        tf.reduce_sum(read * weights(3))
+        + tf.reduce_sum(gathered * weights(2, 3))
+        + tf.reduce_sum(ta.stack() * weights(4, 3))
+    )
+
+
+def tensor_array_write_model(x: Any, v: Any) -> Any:
+    """TensorListReserve and SetItem (an element written twice: the first write gets
+    zeros), and a dynamic TensorArray grown by a write (resize_if_index_out_of_bounds)."""
+    ta = tf.TensorArray(f64, size=3).write(0, x[0] * 2.0).write(1, v[0]).write(1, x[1])
+    grown = tf.TensorArray(f64, size=1, dynamic_size=True).write(0, v[1]).write(2, tf.sin(x[2]))
+    return tf.reduce_sum(ta.stack() * weights(3, 3)) + tf.reduce_sum(grown.stack() * weights(3, 3))
+
+
+def tensor_array_split_model(x: Any) -> Any:
+    """TensorListSplit and TensorListConcatV2."""
+    ta = tf.TensorArray(f64, size=2, infer_shape=False).split(x * x, [1, 3])
+    return tf.reduce_sum(ta.concat() * weights(4, 3)) + tf.reduce_sum(ta.read(1) * weights(3, 3))
+
+
+def tensor_list_model(x: Any, v: Any) -> Any:
+    """TensorListPushBack, PopBack and Resize."""
+    lst = list_ops.tensor_list_from_tensor(x, element_shape=[3])
+    lst = list_ops.tensor_list_push_back(lst, v[0] * 2.0)
+    lst, last = list_ops.tensor_list_pop_back(lst, element_dtype=f64)
+    lst = list_ops.tensor_list_push_back(lst, tf.sin(v[1]))
+    cut = list_ops.tensor_list_resize(lst, 3)
+    stacked = list_ops.tensor_list_stack(lst, element_dtype=f64, element_shape=[3])
+    kept = list_ops.tensor_list_stack(cut, element_dtype=f64, element_shape=[3])
+    return (
+        tf.reduce_sum(last * last * weights(3))
+        + tf.reduce_sum(stacked * weights(5, 3))
+        + tf.reduce_sum(kept * weights(3, 3))
+    )
+
+
 def built_cases() -> None:
+    record("tensor_array", tensor_array_model, {"x": XL, "v": VL})
+    record("tensor_array_write", tensor_array_write_model, {"x": XL, "v": VL})
+    record("tensor_array_split", tensor_array_split_model, {"x": XL})
+    record("tensor_list", tensor_list_model, {"x": XL, "v": VL})
     for pred in (True, False):
         record(f"cond_{str(pred).lower()}", cond_model, {"x": X, "w": W, "pred": np.array(pred)})
     for index in (0, 1, 2, 7):  # 7: out of range, the last branch
         record(f"case_{index}", case_model, {"x": X, "w": W, "index": np.int32(index)})
-    write_call_case()
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    write_call_case()  # first: its functions' names carry TensorFlow's process-wide counters
     built_cases()
 
 
