@@ -12,7 +12,6 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     batch_norm_ops,
     compare_ops,
     complex_ops,
-    control_flow_grad,
     control_flow_ops,
     conv3d_backprop_ops,
     conv3d_grad,
@@ -20,6 +19,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     conv_backprop_ops,
     conv_grad,
     conv_ops,
+    crop_resize_grad_ops,
     data_flow_ops,
     depth_space_ops,
     detection_ops,
@@ -32,7 +32,6 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     linalg_grad,
     linalg_ops,
     list_gather_ops,
-    list_grad,
     list_ops,
     loss_ops,
     math_grad,
@@ -77,6 +76,7 @@ from minigraph.ops.conv3d_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv3d_ops import *  # noqa: F403
 from minigraph.ops.conv_backprop_ops import *  # noqa: F403
 from minigraph.ops.conv_ops import *  # noqa: F403
+from minigraph.ops.crop_resize_grad_ops import *  # noqa: F403
 from minigraph.ops.data_flow_ops import *  # noqa: F403
 from minigraph.ops.depth_space_ops import *  # noqa: F403
 from minigraph.ops.detection_ops import *  # noqa: F403

@@ -621,12 +621,18 @@ def _crop_checks(ctx: KernelContext, image: Any, boxes: Any, box_ind: Any, crop_
     return num_boxes, height, width
 
 
-def _sample_at(xp: Any, lo: Any, hi: Any, size: int, in_size: int) -> tuple[Any, Any]:
+def sample_at(
+    xp: Any, lo: Any, hi: Any, size: int, in_size: int, by_ratio: bool = False
+) -> tuple[Any, Any]:
     """Each box's sample coordinates along one axis (``[num_boxes, size]``, float32) from
-    its edges, as TensorFlow computes them, and whether each lies inside the image."""
+    its edges, as TensorFlow computes them, and whether each lies inside the image.
+    ``by_ratio``: the step as CropAndResizeGradBoxes rounds it, the edges' difference
+    times ``(in_size - 1) / (size - 1)`` (the forward op and CropAndResizeGradImage
+    multiply first, then divide)."""
     last = np.float32(in_size - 1)
     if size > 1:
-        scale = (hi - lo) * last / np.float32(size - 1)
+        ratio = last / np.float32(size - 1)
+        scale = (hi - lo) * ratio if by_ratio else (hi - lo) * last / np.float32(size - 1)
         at = lo[:, None] * last + xp.arange(size, dtype=np.float32)[None, :] * scale[:, None]
     else:  # the centre, in double: 0.5 * (y1 + y2) * (height - 1)
         at = (0.5 * (lo + hi).astype(np.float64) * (in_size - 1)).astype(np.float32)[:, None]
@@ -683,8 +689,8 @@ def _crop_and_resize_kernel(
         ctx.fail("box_index has values outside [0, batch_size)", errors.OutOfRangeError)
     if not bool(xp.isfinite(boxes).all()):
         ctx.fail("Boxes contains at least one element that is not finite")
-    in_y, inside_y = _sample_at(xp, boxes[:, 0], boxes[:, 2], height, image_height)
-    in_x, inside_x = _sample_at(xp, boxes[:, 1], boxes[:, 3], width, image_width)
+    in_y, inside_y = sample_at(xp, boxes[:, 0], boxes[:, 2], height, image_height)
+    in_x, inside_x = sample_at(xp, boxes[:, 1], boxes[:, 3], width, image_width)
     rows = image.reshape(batch * image_height * image_width, depth)
     base = box_ind.astype(np.int64)[:, None, None] * image_height
 

@@ -1,7 +1,8 @@
 """Gradients of the image ops (image_ops, detection_ops), one block per op, with
 TensorFlow's formulas (tensorflow/python/ops/image_grad.py and image_ops_impl.py's
 NotDifferentiable list): each resize sends its gradient back through its gradient op
-(image_grad_ops.py); the size inputs get none.
+(image_grad_ops.py); the size inputs get none. CropAndResize's goes through
+CropAndResizeGradImage and CropAndResizeGradBoxes (crop_resize_grad_ops.py).
 
 Integer images get no gradient (the gradient ops take floats; TensorFlow's ResizeBicubic
 gradient checks this too). NonMaxSuppressionV3/V4 have no gradient by design (their
@@ -15,8 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from minigraph.graph import Operation, Output
-from minigraph.ops import detection_ops, image_grad_ops  # noqa: F401  (the ops named here)
-from minigraph.ops.grad_util import static_dims
+from minigraph.ops import (  # noqa: F401  (the ops named here)
+    crop_resize_grad_ops,
+    detection_ops,
+    image_grad_ops,
+)
+from minigraph.ops.grad_util import shape_of, static_dims
 from minigraph.ops.shape_ops import shape
 from minigraph.ops.slice_ops import strided_slice
 from minigraph.registry import not_differentiable, register_gradient
@@ -63,6 +68,22 @@ def _resize_nearest_neighbor_grad(op: Operation, grad: Output) -> list[Any]:
     inputs = [grad, size]
     grads = apply_op("ResizeNearestNeighborGrad", None, inputs, _resize_attrs(op)).outputs[0]
     return [grads, None]
+
+
+@register_gradient("CropAndResize")
+def _crop_and_resize_grad(op: Operation, grad: Output) -> list[Any]:
+    """CropAndResizeGradImage for a float image (its shape a constant when known, else a
+    Shape node) and CropAndResizeGradBoxes (bilinear, also for ``nearest`` crops) for the
+    boxes; box_ind and crop_size get none."""
+    image, boxes, box_ind, _ = op.inputs
+    dx = None
+    if _float_image(op, "float16", "float32", "float64"):
+        attrs = {"T": image.dtype, "method": op.node.attrs["method"]}
+        inputs = [grad, boxes, box_ind, shape_of(image)]
+        dx = apply_op("CropAndResizeGradImage", None, inputs, attrs).outputs[0]
+    inputs = [grad, image, boxes, box_ind]
+    d_boxes = apply_op("CropAndResizeGradBoxes", None, inputs, {}).outputs[0]
+    return [dx, d_boxes, None, None]
 
 
 not_differentiable("ResizeBilinearGrad", "NonMaxSuppressionV3", "NonMaxSuppressionV4")

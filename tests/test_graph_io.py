@@ -382,6 +382,25 @@ OP_EXAMPLES = {
             padding="VALID",
         ).output
     ),
+    "CropAndResizeGradImage": lambda: (
+        ops.CropAndResizeGradImage(
+            _scope(),
+            F.reshape(1, 3, 4, 1),
+            np.array([[0.1, 0.2, 0.9, 0.7]], np.float32),
+            np.array([0], np.int32),
+            [1, 4, 5, 1],
+            T=mg.float32,
+        ).output
+    ),
+    "CropAndResizeGradBoxes": lambda: (
+        ops.CropAndResizeGradBoxes(
+            _scope(),
+            F.reshape(1, 3, 4, 1),
+            TIES,
+            np.array([[0.1, 0.2, 0.9, 0.7]], np.float32),
+            np.array([0], np.int32),
+        ).output
+    ),
     "ResizeBilinearGrad": lambda: (
         ops.ResizeBilinearGrad(
             _scope(), F.reshape(1, 3, 4, 1), np.zeros((1, 2, 3, 1)), half_pixel_centers=True
