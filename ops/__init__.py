@@ -67,6 +67,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     training_ops,
     variable_ops,
     variables,
+    while_grad,
 )
 from minigraph.ops.array_grad_ops import *  # noqa: F403
 from minigraph.ops.array_ops import *  # noqa: F403

@@ -1,5 +1,6 @@
 """Gradients of function calls and conditionals: PartitionedCall, StatefulPartitionedCall,
-If, StatelessIf, Case and StatelessCase (the loops' are in :mod:`minigraph.ops.while_grad`).
+If, StatelessIf, Case and StatelessCase, and TF1's Switch, _SwitchN and Merge (the loops'
+are in :mod:`minigraph.ops.while_grad`).
 
 TensorFlow differentiates these ops by rewriting the forward op so that it also returns
 the intermediates its gradient needs. A minigraph graph is never rewritten, so the
@@ -20,11 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from minigraph import dtypes, errors
 from minigraph.functions import ARG_OP, FuncGraph, Function, unique_function_name
 from minigraph.graph import Graph, Node, Operation, Output
 from minigraph.opaque import is_opaque
+from minigraph.ops import switch_merge_ops  # noqa: F401  (declares Switch and Merge)
 from minigraph.ops.array_ops import zeros, zeros_like
+from minigraph.ops.compare_ops import equal
 from minigraph.ops.control_flow_ops import _stateful
 from minigraph.ops.gradients import gradients
 from minigraph.registry import register_gradient
@@ -262,3 +267,50 @@ def _case_grad(op: Operation, *grads: Output) -> list[Any]:
         return [None] * op.num_inputs
     result = _branch_op(op, fns, inputs, {"branches": fns})
     return [None, *_scattered(op.num_inputs - 1, wanted, result.outputs)]
+
+
+# -- Switch, _SwitchN, Merge (TF1 conditionals) ----------------------------------------------------
+#
+# Imported TF1 conds (and the conds in a TF1 loop's body) run by dead tensors. Their
+# gradients are TensorFlow's for a Switch or Merge outside any control-flow context (an
+# imported graph has none): the gradient graph is a conditional of its own, whose untaken
+# branch is dead. ZerosLike of a dead output is dead too, so a Merge takes the live one.
+
+
+@register_gradient("Switch")
+def _switch_grad(op: Operation, false_grad: Output, true_grad: Output) -> list[Any]:
+    """The branch taken's gradient, each gated by the predicate again and merged."""
+    pred = op.inputs[1]
+    gated = [
+        _switch(false_grad, pred).outputs[0],
+        _switch(true_grad, pred).outputs[1],
+    ]
+    return [_merge(gated), None]
+
+
+@register_gradient("_SwitchN")
+def _switch_n_grad(op: Operation, *grads: Output) -> list[Any]:
+    """As Switch's: each output's gradient gated by the index again, merged (TensorFlow
+    has none: it lowers only its own Case this way)."""
+    index = op.inputs[1]
+    n = len(grads)
+    gated = [
+        apply_op("_SwitchN", None, [g, index], {"num_outs": n}).outputs[i]
+        for i, g in enumerate(grads)
+    ]
+    return [_merge(gated), None]
+
+
+@register_gradient("Merge")
+def _merge_grad(op: Operation, grad: Output, unused_index: Output | None) -> list[Any]:
+    """The gradient goes to the input the Merge forwarded (its value_index)."""
+    taken = op.outputs[1]
+    return [_switch(grad, equal(taken, np.int32(i))).outputs[1] for i in range(op.num_inputs)]
+
+
+def _switch(data: Output, pred: Output) -> Operation:
+    return apply_op("Switch", None, [data, pred], {})
+
+
+def _merge(inputs: list[Output]) -> Output:
+    return apply_op("Merge", None, [inputs], {}).outputs[0]

@@ -156,5 +156,7 @@ def _tensor_list_push_back_grad(op: Operation, dlist: Output) -> list[Any]:
 
 
 @register_gradient("TensorListPopBack")
-def _tensor_list_pop_back_grad(op: Operation, dlist: Output, delement: Output) -> list[Any]:
+def _tensor_list_pop_back_grad(op: Operation, dlist: Output, delement: Output | None) -> list[Any]:
+    if delement is None:  # an element that carries no gradient (an integer): zeros, as TF
+        delement = zeros_like(op.outputs[1])
     return [tensor_list_push_back(dlist, delement), None]

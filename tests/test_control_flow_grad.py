@@ -11,6 +11,7 @@ gradient function, a cond's is a cond on the same predicate.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -484,3 +485,244 @@ def test_zeros_like_and_add_n_of_lists():
 
 def _stack2(lst):
     return G.tensor_list_stack(lst, np.int32([2]), element_dtype=mg.float64)
+
+
+# -- While, StatelessWhile -----------------------------------------------------------------------
+
+T, B, D, H = 4, 2, 3, 5
+
+
+def rnn_model(xs, w, u, h0):
+    inputs = mg.TensorArray(mg.float64, size=T).unstack(xs)
+
+    def body(t, h, out):
+        h = mg.tanh(mg.matmul(inputs.read(t), w) + mg.matmul(h, u))
+        return t + 1, h, out.write(t, h)
+
+    _, last, out = mg.while_loop(
+        lambda t, h, out: t < T, body, [0, h0, mg.TensorArray(mg.float64, size=T)]
+    )
+    return mg.reduce_sum(out.stack() * weights(T, B, H)) + mg.reduce_sum(last * last)
+
+
+def data_dependent_model(x, w):
+    (y,) = mg.while_loop(lambda a: mg.reduce_sum(a * a) < 50.0, lambda a: [a * 1.5 + w], [x])
+    return mg.reduce_sum(y * weights(3))
+
+
+def cond_in_loop_model(x, w):
+    def body(i, a):
+        a = mg.cond(mg.equal(i % 2, 0), lambda: mg.sin(a) * w, lambda: a * a + w)
+        return i + 1, a
+
+    return mg.reduce_sum(mg.while_loop(lambda i, a: i < 5, body, [0, x])[1] * weights(3))
+
+
+def nested_loops_model(x, w):
+    def outer(i, a):
+        inner = mg.while_loop(lambda j, b: j < 3, lambda j, b: (j + 1, mg.tanh(b * w + a)), [0, a])
+        return i + 1, inner[1]
+
+    return mg.reduce_sum(mg.while_loop(lambda i, a: i < 2, outer, [0, x])[1] * weights(3))
+
+
+def maximum_iterations_model(x, w):
+    _, y = mg.while_loop(
+        lambda i, a: i < 10, lambda i, a: (i + 1, mg.sin(a) + w), [0, x], maximum_iterations=4
+    )
+    return mg.reduce_sum(y * weights(3))
+
+
+WHILE_MODELS = {
+    "while_rnn": rnn_model,
+    "while_data_dependent": data_dependent_model,
+    "while_cond_in_loop": cond_in_loop_model,
+    "while_nested": nested_loops_model,
+    "while_maximum_iterations": maximum_iterations_model,
+}
+
+
+def _while_values(name):
+    saved = np.load(FIXTURES / f"{name}.npz")
+    return [saved[k] for k in saved.files if k.startswith("x/")]
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("name", WHILE_MODELS)
+def test_while_gradient_as_tensorflow(name):
+    replay(name, WHILE_MODELS[name])
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+@pytest.mark.parametrize("name", WHILE_MODELS)
+def test_while_gradient_against_differences(name, unknown):
+    assert gradient_error(WHILE_MODELS[name], _while_values(name), unknown) < ERROR
+
+
+def test_while_gradient_runs_the_loop_again_then_backwards():
+    """The gradient graph: an accumulating copy of the loop (forward) and a loop that runs
+    it back (backward); the captured weights ride in the backward loop, not in lists."""
+    g = mg.Graph()
+    with g.as_default():
+        xs, w, u, h0 = (mg.placeholder(mg.float64, v.shape) for v in _while_values("while_rnn"))
+        loss = rnn_model(xs, w, u, h0)
+        grads = mg.gradients(loss, [xs, w, u, h0])
+    loops = {n.name: n for n in g.nodes() if n.type_string in ("While", "StatelessWhile")}
+    assert set(loops) == {"while", "gradients/while_grad/forward", "gradients/while_grad/backward"}
+    forward = loops["gradients/while_grad/forward"]
+    pushes = [
+        n for n in forward.attrs["body"].graph.nodes() if n.type_string == "TensorListPushBack"
+    ]
+    # The loop's t, h and output list change; the input list, w and u do not.
+    assert len(pushes) == 3
+    assert all(d is not None for d in grads)
+
+
+def test_while_gradient_none_for_integers_zeros_for_unused_variables():
+    """As TensorFlow's: None for an integer input, zeros for a loop variable the loss does
+    not read (its gradient passes through the loop)."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [3])
+        n = mg.placeholder(mg.int32, [])
+        unused = mg.placeholder(mg.float64, [3])
+        i, y, _ = mg.while_loop(
+            lambda i, a, b: i < n, lambda i, a, b: (i + 1, a * 2.0, b), [0, x, unused]
+        )
+        dn, dx, du = mg.gradients(y, [n, x, unused])
+        assert dn is None
+        assert mg.gradients(mg.cast(i, mg.float64), x) == [None]
+    feed = {x: np.ones(3), n: 3, unused: np.ones(3)}
+    got = mg.Session(g).run([dx, du], feed)
+    np.testing.assert_array_equal(got, [[8.0] * 3, [0.0] * 3])
+
+
+def test_while_gradient_with_no_iterations_passes_the_gradient_on():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [2])
+        n = mg.placeholder(mg.int32, [])
+        (y,) = mg.while_loop(
+            lambda a: mg.reduce_sum(a) < mg.cast(n, mg.float64), lambda a: [a * 3.0], [x]
+        )
+        (dx,) = mg.gradients(y, x)
+    with mg.Session(g) as sess:
+        np.testing.assert_array_equal(sess.run(dx, {x: [1.0, 1.0], n: 0}), [1.0, 1.0])
+        np.testing.assert_array_equal(sess.run(dx, {x: [1.0, 1.0], n: 10}), [9.0, 9.0])
+
+
+def test_while_gradient_of_an_input_passed_twice():
+    """Two loop variables entering with one tensor: each gets its own gradient."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [2])
+        w = mg.placeholder(mg.float64, [2])
+
+        def body(i, a, b):
+            return i + 1, a * w, b  # b is x all along, and so is w (captured)
+
+        _, a, b = mg.while_loop(lambda i, a, b: i < 2, body, [0, x, x])
+        (dx,) = mg.gradients(mg.reduce_sum(a) + 3.0 * mg.reduce_sum(b), x)
+    got = mg.Session(g).run(dx, {x: [1.0, 2.0], w: [2.0, 5.0]})
+    np.testing.assert_array_equal(got, np.float64([2.0, 5.0]) ** 2 + 3.0)
+
+
+def test_while_gradient_of_a_second_order():
+    x0 = rng.uniform(0.5, 1.0, (3,))
+
+    def model(x):
+        _, y = mg.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, mg.sin(a) * x), [0, x])
+        return mg.gradients(mg.reduce_sum(y), x)[0]
+
+    assert gradient_error(model, [x0]) < ERROR
+
+
+@pytest.mark.usefixtures("any_device")
+def test_training_an_rnn_matches_numpy():
+    """Five steps of gradient descent on an RNN over a sequence, its weights variables
+    (captured by the loop): the weights after each step as the same loop in NumPy."""
+    steps, lr, T_, B_, D_, H_ = 5, 0.5, 6, 4, 3, 5
+    xs_v = rng.standard_normal((T_, B_, D_))
+    target = rng.uniform(-0.5, 0.5, (B_, H_))
+    w0, u0 = rng.standard_normal((D_, H_)) * 0.4, rng.standard_normal((H_, H_)) * 0.4
+    g = mg.Graph()
+    with g.as_default():
+        xs = mg.placeholder(mg.float64, [T_, B_, D_], name="xs")
+        y = mg.placeholder(mg.float64, [B_, H_], name="y")
+        w, u = mg.Variable(w0, name="w"), mg.Variable(u0, name="u")
+        sequence = mg.TensorArray(mg.float64, size=T_).unstack(xs)
+
+        def body(t, h):
+            return t + 1, mg.tanh(mg.matmul(sequence.read(t), w) + mg.matmul(h, u))
+
+        _, last = mg.while_loop(lambda t, h: t < T_, body, [0, mg.zeros([B_, H_], mg.float64)])
+        loss = mg.reduce_mean((last - y) * (last - y))
+        dw, du = mg.gradients(loss, [w, u])
+        train = [w.assign_sub(dw * lr), u.assign_sub(du * lr)]
+        init = mg.global_variables_initializer()
+
+    def numpy_step(w, u):
+        hs = [np.zeros((B_, H_))]
+        for t in range(T_):
+            hs.append(np.tanh(xs_v[t] @ w + hs[-1] @ u))
+        dh = 2 * (hs[-1] - target) / hs[-1].size
+        dw, du = np.zeros_like(w), np.zeros_like(u)
+        for t in reversed(range(T_)):
+            dz = dh * (1 - hs[t + 1] ** 2)
+            dw += xs_v[t].T @ dz
+            du += hs[t].T @ dz
+            dh = dz @ u.T
+        return w - lr * dw, u - lr * du, ((hs[-1] - target) ** 2).mean()
+
+    feed = {xs: xs_v, y: target}
+    want_w, want_u = w0, u0
+    with mg.Session(g) as sess:
+        sess.run(init)
+        losses = []
+        for _ in range(steps):
+            losses.append(sess.run(loss, feed))
+            sess.run(train, feed)
+            want_w, want_u, want_loss = numpy_step(want_w, want_u)
+            np.testing.assert_allclose(losses[-1], want_loss, rtol=1e-12)
+            np.testing.assert_allclose(sess.run(w.value()), want_w, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(sess.run(u.value()), want_u, rtol=1e-12, atol=1e-14)
+    assert losses[-1] < losses[0]
+
+
+# -- imported graphs (tests/fixtures/control_flow) ----------------------------------------------
+
+CONTROL_FLOW = Path(__file__).parent / "fixtures" / "control_flow"
+IMPORTED = sorted(p.stem.removeprefix("imported_") for p in FIXTURES.glob("imported_*.npz"))
+# TensorFlow cannot differentiate its own TF1 loops once imported; minigraph imports them as
+# While nodes, so they are checked against the gradient of the same model's functional form.
+LOWERED = [
+    f"{n[:-3]}_lowered"
+    for n in IMPORTED
+    if n.endswith("_fn")
+    and f"{n[:-3]}_lowered" not in IMPORTED
+    and (CONTROL_FLOW / f"{n[:-3]}_lowered.pb").exists()
+]
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("name", IMPORTED + LOWERED)
+def test_imported_graph_gradients_as_tensorflow(name):
+    """The gradient of the sum of a TensorFlow graph's outputs with respect to its inputs:
+    Keras LSTM/GRU/SimpleRNN/bidirectional/masked, map_fn, scan, TensorArrays, conds, cases,
+    loops in conds and conds in loops, nested loops."""
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    case = next(
+        c for c in json.loads((CONTROL_FLOW / "cases.json").read_text()) if c["name"] == name
+    )
+    saved = np.load(FIXTURES / f"imported_{name.replace('_lowered', '_fn')}.npz")
+    feeds = np.load(CONTROL_FLOW / f"{name}.npz")
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(str(CONTROL_FLOW / case["file"]), name="")
+        xs = [f for f in case["feeds"] if f"dx/{f}" in saved.files]
+        ys = [g.get_tensor_by_name(f) for f in case["fetches"]]
+        loss = mg.add_n([mg.reduce_sum(y) for y in ys if y.dtype.is_floating])
+        grads = mg.gradients(loss, [g.get_tensor_by_name(f) for f in xs])
+    feed = {f: feeds[f"feed/{f}"] for f in case["feeds"]}
+    for f, d in zip(xs, mg.Session(g).run(grads, feed)):
+        np.testing.assert_allclose(d, saved[f"dx/{f}"], rtol=2e-5, atol=2e-6, err_msg=f)

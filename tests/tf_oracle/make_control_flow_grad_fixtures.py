@@ -24,7 +24,10 @@ Two kinds of case:
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -107,7 +110,7 @@ def write_call_case() -> None:
         w = v1.placeholder(f64, [4, 2], name="w")
         a, b = outer(x, w)
         loss = tf.identity(tf.reduce_sum(a * weights(3, 2)) + b, name="loss")
-        (OUT / "call.pb").write_bytes(g.as_graph_def().SerializeToString())
+        (OUT / "call.pb").write_bytes(g.as_graph_def().SerializeToString(deterministic=True))
         dx, dw = tf.gradients(loss, [x, w])
         with v1.Session(graph=g) as sess:
             y, gx, gw = sess.run([loss, dx, dw], {x: X, w: W})
@@ -164,7 +167,71 @@ def tensor_list_model(x: Any, v: Any) -> Any:
     )
 
 
+# -- while loops ----------------------------------------------------------------------------
+
+T, B, D, H = 4, 2, 3, 5
+RNN_INPUTS = {
+    "xs": rng.uniform(-1, 1, (T, B, D)),
+    "w": rng.uniform(-0.6, 0.6, (D, H)),
+    "u": rng.uniform(-0.6, 0.6, (H, H)),
+    "h0": rng.uniform(-1, 1, (B, H)),
+}
+
+
+def rnn_model(xs: Any, w: Any, u: Any, h0: Any) -> Any:
+    """h = tanh(x_t w + h u) over a TensorArray of inputs, each h written to another."""
+    inputs = tf.TensorArray(f64, size=T).unstack(xs)
+
+    def body(t: Any, h: Any, out: Any) -> Any:
+        h = tf.tanh(tf.matmul(inputs.read(t), w) + tf.matmul(h, u))
+        return t + 1, h, out.write(t, h)
+
+    _, last, out = tf.while_loop(
+        lambda t, h, out: t < T, body, [0, h0, tf.TensorArray(f64, size=T)]
+    )
+    return tf.reduce_sum(out.stack() * weights(T, B, H)) + tf.reduce_sum(last * last)
+
+
+XW = rng.uniform(0.5, 1.0, (3,))
+WW = rng.uniform(0.1, 0.3, (3,))
+
+
+def data_dependent_model(x: Any, w: Any) -> Any:
+    """As many iterations as it takes the norm to pass a bound (5 here)."""
+    (y,) = tf.while_loop(lambda a: tf.reduce_sum(a * a) < 50.0, lambda a: [a * 1.5 + w], [x])
+    return tf.reduce_sum(y * weights(3))
+
+
+def cond_in_loop_model(x: Any, w: Any) -> Any:
+    def body(i: Any, a: Any) -> Any:
+        a = tf.cond(tf.equal(i % 2, 0), lambda: tf.sin(a) * w, lambda: a * a + w)
+        return i + 1, a
+
+    return tf.reduce_sum(tf.while_loop(lambda i, a: i < 5, body, [0, x])[1] * weights(3))
+
+
+def nested_loops_model(x: Any, w: Any) -> Any:
+    def outer(i: Any, a: Any) -> Any:
+        inner = tf.while_loop(lambda j, b: j < 3, lambda j, b: (j + 1, tf.tanh(b * w + a)), [0, a])
+        return i + 1, inner[1]
+
+    return tf.reduce_sum(tf.while_loop(lambda i, a: i < 2, outer, [0, x])[1] * weights(3))
+
+
+def maximum_iterations_model(x: Any, w: Any) -> Any:
+    """The cond allows 10 iterations; maximum_iterations stops after 4."""
+    _, y = tf.while_loop(
+        lambda i, a: i < 10, lambda i, a: (i + 1, tf.sin(a) + w), [0, x], maximum_iterations=4
+    )
+    return tf.reduce_sum(y * weights(3))
+
+
 def built_cases() -> None:
+    record("while_rnn", rnn_model, RNN_INPUTS)
+    record("while_data_dependent", data_dependent_model, {"x": XW, "w": WW})
+    record("while_cond_in_loop", cond_in_loop_model, {"x": XW, "w": WW})
+    record("while_nested", nested_loops_model, {"x": XW, "w": WW})
+    record("while_maximum_iterations", maximum_iterations_model, {"x": XW, "w": WW})
     record("tensor_array", tensor_array_model, {"x": XL, "v": VL})
     record("tensor_array_write", tensor_array_write_model, {"x": XL, "v": VL})
     record("tensor_array_split", tensor_array_split_model, {"x": XL})
@@ -175,10 +242,51 @@ def built_cases() -> None:
         record(f"case_{index}", case_model, {"x": X, "w": W, "index": np.int32(index)})
 
 
+# -- imported graphs --------------------------------------------------------------------
+
+
+def imported_case(name: str) -> None:
+    """TensorFlow's gradient of the sum of fixture ``name``'s float outputs with respect to
+    its float inputs, at its recorded feeds (run in a process of its own)."""
+    cases = json.loads((CONTROL_FLOW / "cases.json").read_text())
+    case = next(c for c in cases if c["name"] == name)
+    graph_def = v1.GraphDef()
+    graph_def.ParseFromString((CONTROL_FLOW / case["file"]).read_bytes())
+    saved = np.load(CONTROL_FLOW / f"{name}.npz")
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+        feeds = {f: g.get_tensor_by_name(f) for f in case["feeds"]}
+        xs = [f for f in case["feeds"] if feeds[f].dtype.is_floating]
+        ys = [g.get_tensor_by_name(f) for f in case["fetches"]]
+        loss = tf.add_n([tf.reduce_sum(y) for y in ys if y.dtype.is_floating])
+        grads = tf.gradients(loss, [feeds[f] for f in xs])
+        with v1.Session(graph=g) as sess:
+            values = sess.run(grads, {feeds[f]: saved[f"feed/{f}"] for f in case["feeds"]})
+    np.savez(OUT / f"imported_{name}.npz", **{f"dx/{f}": v for f, v in zip(xs, values)})
+
+
+def imported_cases() -> None:
+    """Each tf.function and Keras case TensorFlow can differentiate; each in a process."""
+    for case in json.loads((CONTROL_FLOW / "cases.json").read_text()):
+        if case["kind"] not in ("keras", "tf.function"):
+            continue
+        name = case["name"]
+        run = subprocess.run(
+            [sys.executable, __file__, "--imported", name], capture_output=True, text=True
+        )
+        last = run.stderr.strip().splitlines()[-1:] if run.returncode else ["ok"]
+        print(f"imported_{name}", last[0][:160])
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--imported"]:
+        imported_case(sys.argv[2])
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     write_call_case()  # first: its functions' names carry TensorFlow's process-wide counters
     built_cases()
+    imported_cases()
 
 
 if __name__ == "__main__":
