@@ -726,3 +726,28 @@ def test_imported_graph_gradients_as_tensorflow(name):
     feed = {f: feeds[f"feed/{f}"] for f in case["feeds"]}
     for f, d in zip(xs, mg.Session(g).run(grads, feed)):
         np.testing.assert_allclose(d, saved[f"dx/{f}"], rtol=2e-5, atol=2e-6, err_msg=f)
+
+
+def test_imported_calls_that_tensorflow_cannot_differentiate():
+    """partitioned_call_fn: a PartitionedCall of a function that holds a
+    StatefulPartitionedCall, which TensorFlow's SymbolicGradient refuses; minigraph's
+    gradient against central differences (float32)."""
+    pytest.importorskip("tensorboard", reason="needs the 'tensorboard' extra")
+    g = mg.Graph()
+    with g.as_default():
+        mg.import_graph_def(str(CONTROL_FLOW / "partitioned_call_fn.pb"), name="")
+        x = g.get_tensor_by_name("x:0")
+        ys = [g.get_tensor_by_name(n) for n in ("Identity:0", "Identity_1:0")]
+        loss = mg.add_n([mg.reduce_sum(y) for y in ys])
+        (dx,) = mg.gradients(loss, x)
+    xv = np.load(CONTROL_FLOW / "partitioned_call_fn.npz")["feed/x:0"]
+    with mg.Session(g) as sess:
+        got = sess.run(dx, {x: xv})
+        numerical = np.zeros(xv.shape)
+        for i in range(xv.size):
+            moved = [xv.copy(), xv.copy()]
+            moved[0].flat[i] += 1e-2
+            moved[1].flat[i] -= 1e-2
+            up, down = (float(sess.run(loss, {x: m})) for m in moved)
+            numerical.flat[i] = (up - down) / 2e-2
+    np.testing.assert_allclose(got, numerical, atol=1e-3 * max(1.0, np.abs(numerical).max()))
