@@ -18,14 +18,15 @@ and another does not gets zeros from the latter. The predicate and index get Non
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from minigraph import dtypes, errors
 from minigraph.functions import ARG_OP, FuncGraph, Function, unique_function_name
-from minigraph.graph import Graph, Node, Operation, Output
+from minigraph.graph import Node, Operation, Output
 from minigraph.opaque import is_opaque
 from minigraph.ops import switch_merge_ops  # noqa: F401  (declares Switch and Merge)
 from minigraph.ops.array_ops import zeros, zeros_like
@@ -36,7 +37,7 @@ from minigraph.registry import register_gradient
 from minigraph.scope import current_scope
 from minigraph.wrappers import apply_op
 
-__all__ = ["inline_function", "GradientBody", "live_grads", "zeros_for"]
+__all__ = ["inline_function", "GradientBody", "live_grads", "zeros_for", "within"]
 
 
 # -- inlining a body ---------------------------------------------------------------------
@@ -125,6 +126,17 @@ def _copy_node(
 # -- gradient bodies -----------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def within(fn: Function, caller: Operation) -> Iterator[None]:
+    """Errors raised while differentiating a copy of ``fn``'s body say where the node
+    they name is: in ``fn``, which ``caller`` runs."""
+    try:
+        yield
+    except errors.OpError as e:
+        where = f"in function {fn.name} of {caller.type} '{caller.name}'"
+        raise type(e)(f"{e.message} ({where})", e.node_name, e.op_type) from e
+
+
 def live_grads(grads: Sequence[Output | None]) -> list[Output | None]:
     """The incoming gradients that carry a value: None for none, and None for a resource
     output's (the walk fills a resource output with a meaningless ZerosLike; a gradient
@@ -155,10 +167,11 @@ class GradientBody:
     results (weighted by ``grads``, one argument per live incoming gradient) with respect
     to its arguments. :meth:`function` makes it a Function returning chosen gradients."""
 
-    def __init__(self, fn: Function, outer: Graph, grads: Sequence[Output | None]) -> None:
+    def __init__(self, fn: Function, caller: Operation, grads: Sequence[Output | None]) -> None:
+        outer = caller.graph
         self.name = unique_function_name(outer, f"{fn.name}_grad")
         self.graph = FuncGraph(self.name, outer)
-        with self.graph.as_default():
+        with self.graph.as_default(), within(fn, caller):
             self.args = [
                 self.graph.add_arg(x.dtype, x.shape, f"input_{i}", x.spec.handle_data)
                 for i, x in enumerate(fn.inputs)
@@ -209,7 +222,7 @@ def _scattered(n: int, wanted: Sequence[int], results: Sequence[Output]) -> list
 def _call_grad(op: Operation, *grads: Output) -> list[Any]:
     """A call of ``f``'s gradient body on the call's inputs and the live gradients."""
     live = live_grads(grads)
-    body = GradientBody(op.get_attr("f"), op.graph, live)
+    body = GradientBody(op.get_attr("f"), op, live)
     wanted = [i for i, g in enumerate(body.grads) if g is not None]
     if not wanted:
         return [None] * op.num_inputs
@@ -229,7 +242,7 @@ def _branches_grad(
     """Each branch's gradient body, returning the gradients of the inputs (after the
     selector) that any branch differentiates; those, and the gradient op's inputs."""
     live = live_grads(grads)
-    bodies = [GradientBody(fn, op.graph, live) for fn in branches]
+    bodies = [GradientBody(fn, op, live) for fn in branches]
     n = op.num_inputs - 1
     wanted = [i for i in range(n) if any(b.grads[i] is not None for b in bodies)]
     like = [next((b.grads[i] for b in bodies if b.grads[i] is not None), None) for i in range(n)]

@@ -31,7 +31,7 @@ from minigraph.functions import Function
 from minigraph.graph import Operation, Output
 from minigraph.ops.array_ops import cast, identity
 from minigraph.ops.compare_ops import greater
-from minigraph.ops.control_flow_grad import inline_function, live_grads, zeros_for
+from minigraph.ops.control_flow_grad import inline_function, live_grads, within, zeros_for
 from minigraph.ops.control_flow_ops import while_loop
 from minigraph.ops.gradients import _differentiable, gradients
 from minigraph.ops.list_ops import empty_tensor_list, tensor_list_pop_back, tensor_list_push_back
@@ -50,6 +50,7 @@ class _Loop:
     """What the gradient needs to know of one forward While node."""
 
     def __init__(self, op: Operation) -> None:
+        self.op = op
         self.cond: Function = op.get_attr("cond")
         self.body: Function = op.get_attr("body")
         self.inputs = list(op.inputs)
@@ -151,6 +152,11 @@ def _backward(loop: _Loop, count: Output, stacks: list[Output], dys: list[Output
             popped.append(s)
             changing.append(value)
         values = loop.values(changing, current_scope().graph)
+        with within(loop.body, loop.op):
+            return [subtract(count, np.int32(1)), *gradient_step(values, grads), *popped]
+
+    def gradient_step(values: list[Output], grads: Sequence[Output]) -> list[Output]:
+        """One iteration backwards: the body recomputed on ``values``, differentiated."""
         results = inline_function(loop.body, values)
         # An invariant's result is its argument: its gradient passes on as it came, plus
         # what the body's uses of it add (a resource's gradient is its value's).
@@ -161,7 +167,7 @@ def _backward(loop: _Loop, count: Output, stacks: list[Output], dys: list[Output
             _plus(dx, g) if loop.invariant[k] else dx if dx is not None else zeros_for(x, like=g)
             for k, dx, x, g in zip(loop.diff, dxs, xs, grads)
         ]
-        return [subtract(count, np.int32(1)), *(_fit(g, s) for g, s in zip(new, shapes)), *popped]
+        return [_fit(g, s) for g, s in zip(new, shapes)]
 
     invariants = [TensorShape([]), *shapes, *[TensorShape([])] * m]
     out = while_loop(

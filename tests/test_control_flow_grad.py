@@ -23,6 +23,7 @@ from minigraph.functions import FuncGraph, Function
 from minigraph.ops import list_gather_ops as G
 from minigraph.ops import list_ops as L
 from minigraph.ops.control_flow_grad import inline_function
+from minigraph.scope import current_scope
 from minigraph.shapes import as_shape
 from minigraph.wrappers import apply_op
 
@@ -751,3 +752,21 @@ def test_imported_calls_that_tensorflow_cannot_differentiate():
             up, down = (float(sess.run(loss, {x: m})) for m in moved)
             numerical.flat[i] = (up - down) / 2e-2
     np.testing.assert_allclose(got, numerical, atol=1e-3 * max(1.0, np.abs(numerical).max()))
+
+
+def test_an_op_without_gradient_in_a_body_is_named_with_its_function():
+    def truncate_mod(a, b):  # an op with no gradient, as in TensorFlow
+        return mg.ops.TruncateMod(current_scope(), a, b).z
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float64, [3])
+        body = lambda a: [truncate_mod(a, np.float64(7.0)) + 1.0]  # noqa: E731
+        (y,) = mg.while_loop(lambda a: mg.reduce_sum(a) < 10.0, body, [x], name="loop")
+        with pytest.raises(errors.NoGradientError) as e:
+            mg.gradients(y, x)
+        assert "(in function loop_body of StatelessWhile 'loop')" in str(e.value)
+        assert e.value.op_type == "TruncateMod"
+        z = mg.cond(mg.reduce_sum(x) > 0, lambda: truncate_mod(x, x), lambda: x)
+        with pytest.raises(errors.NoGradientError, match="in function cond_true of StatelessIf"):
+            mg.gradients(z, x)
