@@ -321,19 +321,22 @@ def _conv2d_backprop_input_shape(
     return out
 
 
+# Conv2DBackpropInput's and Conv2DBackpropFilter's attrs after T, as TensorFlow's OpDefs.
+_CONV2D_BACKPROP_ATTRS = [
+    "strides: list(int)",
+    "use_cudnn_on_gpu: bool = True",
+    PADDING_ATTR,
+    EXPLICIT_ATTR,
+    FORMAT_ATTR,
+    "dilations: list(int) = [1, 1, 1, 1]",
+]
+
+
 CONV2D_BACKPROP_INPUT = define_op(
     "Conv2DBackpropInput",
     inputs=["input_sizes: int32", "filter: T", "out_backprop: T"],
     outputs=["output: T"],
-    attrs=[
-        "T: {float16, float32, float64, int32}",
-        "strides: list(int)",
-        "use_cudnn_on_gpu: bool = True",
-        PADDING_ATTR,
-        EXPLICIT_ATTR,
-        FORMAT_ATTR,
-        "dilations: list(int) = [1, 1, 1, 1]",
-    ],
+    attrs=["T: {float16, float32, float64, int32}", *_CONV2D_BACKPROP_ATTRS],
     shape_fn=_conv2d_backprop_input_shape,
     host_inputs=["input_sizes"],
     doc="""
@@ -411,15 +414,7 @@ CONV2D_BACKPROP_FILTER = define_op(
     "Conv2DBackpropFilter",
     inputs=["input: T", "filter_sizes: int32", "out_backprop: T"],
     outputs=["output: T"],
-    attrs=[
-        "T: {float16, float32, float64}",
-        "strides: list(int)",
-        "use_cudnn_on_gpu: bool = True",
-        PADDING_ATTR,
-        EXPLICIT_ATTR,
-        FORMAT_ATTR,
-        "dilations: list(int) = [1, 1, 1, 1]",
-    ],
+    attrs=["T: {float16, float32, float64}", *_CONV2D_BACKPROP_ATTRS],
     shape_fn=_conv2d_backprop_filter_shape,
     host_inputs=["filter_sizes"],
     doc="""
