@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from minigraph.progress import Progress
-
 
 def call_seconds(fn: Callable[[], Any], repeat: int = 1) -> list[float]:
     """Seconds of each of ``repeat`` timed calls of ``fn`` (no warm-up)."""
@@ -33,6 +31,8 @@ def median_seconds(fn: Callable[[], Any], repeat: int, label: str = "timing") ->
     (counted on a terminal's stderr, between the calls)."""
     fn()
     times = []
+    from minigraph.progress import Progress  # here: peers' TF worker has no minigraph
+
     with Progress(label, repeat, "calls") as progress:
         for _ in range(repeat):
             times += call_seconds(fn)
@@ -66,6 +66,8 @@ def interleaved_seconds(
     contenders = list(contenders)
     n = len(contenders)
     out: dict[str, list[float]] = {}
+    from minigraph.progress import Progress
+
     with Progress(label, rounds, "rounds") as progress:
         for r in range(rounds):
             backwards = (r // max(n, 1)) % 2 == 1
