@@ -4,14 +4,15 @@ ops (conv_ops: Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool) and the 3-D ones
 
 Each takes the channels-last image ``[n, *spatial, c]`` padded once (conv_geometry.py) and
 loops over the window's taps, each a strided view of the whole batch (a loop over filter
-taps, never over elements). A convolution with few channels gathers the taps side by side
-(im2col) for one matrix product instead.
+taps, never over elements). A convolution gathers the taps side by side (im2col) for one
+matrix product per slice of the batch.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -46,14 +47,15 @@ def pixel_views(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 # -- convolutions --------------------------------------------------------------------------
 
-# The im2col patches of one slice of the batch take at most about this many bytes.
-PATCH_BYTES = 1 << 25
-# Up to this many bytes of channels a pixel, one matrix product beats a product per tap
-# (whose inner dimension, the channels, is then too short for BLAS); NumPy copies a pixel
-# of up to 16 bytes as one word, faster than as a short row. Measured (min of 5,
-# [n, h, w, cin] -> cout, 3x3): [1024,8,8,1] -> 4: 7.9 -> 0.87 ms; [1024,6,6,2] -> 3:
-# 2.96 -> 0.79; [256,16,16,1] -> 16: 19.1 -> 0.97; [1024,8,8,4] -> 4: 4.6 -> 3.1 (patches
-# in pooled memory, 2026-12-03); from 8 channels slower (2-3x with 16 or more).
+# The im2col patches of one slice of the batch take at most about this many bytes (whole
+# images; at least one): a slice's patches stay near the cache while BLAS multiplies them.
+# Measured on 2 cores (min of 5, 3x3 SAME): [256,16,16,32] -> 32, 32 MB slices 15.3 ms,
+# 4 MB 14.7; [8,5,5,512] -> 512 the same 3.6 (one slice); 1 MB slices lose where an
+# image's patches are few rows ([8,5,5,512]: 5.6 ms).
+PATCH_BYTES = 1 << 22
+# Pooling windows of pixels up to this many bytes are copied contiguous first: NumPy
+# copies a pixel of up to 16 bytes as one word, and its arithmetic on a strided view runs
+# its inner loop once per pixel.
 IM2COL_MAX_PIXEL_BYTES = 16
 
 
@@ -61,39 +63,74 @@ def convolve(
     ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
 ) -> Any:
     """The convolution of the padded channels-last ``xpad`` with ``w`` [*k, cin, cout]
-    (one group): im2col for few channels, else a product per tap."""
-    if w.shape[-2] * w.dtype.itemsize <= IM2COL_MAX_PIXEL_BYTES:
-        return conv_as_matmul(ctx, xpad, w, outs, s, d)
-    return conv_per_tap(ctx, xpad, w, outs, s, d)
+    (one group) as matrix products: a window that is the whole input (a 1x1 filter,
+    stride 1) is one ``[n * pixels, cin] @ [cin, cout]`` product with no copy; any other
+    gathers each window's taps side by side (im2col) for one product per slice of the
+    batch, whose inner dimension is every tap's channels. A product per tap instead
+    (summing taps) gave BLAS a short inner dimension and strided rows: [8,5,5,512] ->
+    512, 3x3, 19.3 -> 3.6 ms; [8,20,20,128] -> 128, 9.4 -> 4.3; [256,16,16,32] -> 32,
+    20.0 -> 14.7; a strided 1x1 [8,10,10,1024] -> 2048 35 -> 8 (2 cores, 2026-12-05)."""
+    *k, cin, cout = w.shape
+    if math.prod(k) == 1:
+        window = next(window_taps(xpad, outs, k, s, d))[1]
+        if window.flags.c_contiguous:  # the whole input: no patches to gather
+            out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # its size is checked
+            a, b, c = window.reshape(-1, cin), w.reshape(cin, cout), out.reshape(-1, cout)
+            ctx.parallel_slices(lambda r: ctx.xp.matmul(a[r], b, out=c[r]), len(a), c.nbytes)
+            return out
+    return conv_as_matmul(ctx, xpad, w, outs, s, d)
 
 
 def conv_as_matmul(
     ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
 ) -> Any:
-    """A convolution as one matrix product per slice of the batch: each window's taps side
-    by side (im2col, a strided copy per filter tap), times the filter as a
-    [taps * cin, cout] matrix. One BLAS call does the multiply-adds a per-tap loop would do
-    in one pass over the output per tap (measured 8x faster on Keras' small-channel 2-D
-    convolutions). The patches of one slice are at most about PATCH_BYTES, in one buffer
-    for every slice."""
+    """A convolution as matrix products: each window's taps side by side (im2col: a copy
+    per filter row where :func:`gather_filter_rows` can, else per tap), times the filter
+    as a [taps * cin, cout] matrix. The output is cut into pieces of whole images, or of
+    output rows of one image, whose patches take about PATCH_BYTES; the threads take the
+    pieces as they come free, each gathering into a buffer of its own and multiplying
+    with BLAS on one thread (minigraph.blas), so a core that another process holds up
+    slows only its own pieces."""
     xp = ctx.xp
     *k, cin, cout = w.shape
     ntaps = math.prod(k)
-    n = xpad.shape[0]
+    n, rows = xpad.shape[0], outs[0]
     out = ctx.empty((n, *outs, cout), w.dtype)  # the output's size is checked
-    per_image = math.prod(outs) * ntaps * cin * w.dtype.itemsize
-    step = max(1, min(n, PATCH_BYTES // max(per_image, 1)))
+    if out.size == 0:
+        return out
+    line_bytes = math.prod(outs[1:]) * ntaps * cin * w.dtype.itemsize  # one output row
+    lines = max(1, PATCH_BYTES // max(line_bytes, 1))
+    lines = min(lines, max(1, -(-n * rows // ctx.threads)))  # a piece for every thread
+    if lines >= rows:  # whole images
+        step = lines // rows
+        pieces = [(slice(i, min(i + step, n)), slice(0, rows)) for i in range(0, n, step)]
+    else:  # output rows of one image
+        pieces = [
+            (slice(i, i + 1), slice(r, min(r + lines, rows)))
+            for i in range(n)
+            for r in range(0, rows, lines)
+        ]
     matrix = w.reshape(ntaps * cin, cout)
-    buffer = ctx.empty((step, *outs, ntaps, cin), w.dtype)
-    for start in range(0, n, step):  # a few slices: each image's patches stay bounded
-        part = slice(start, min(start + step, n))
-        patches = buffer[: part.stop - start]
-        if not gather_filter_rows(xp, patches, xpad[part], k, s, d):
+    buffers: dict[int, Any] = {}  # a patches buffer for each thread
+
+    def run(piece: tuple[slice, slice]) -> None:
+        images, part = piece
+        src = xpad[images, part.start * s[0] : (part.stop - 1) * s[0] + (k[0] - 1) * d[0] + 1]
+        shape = (images.stop - images.start, part.stop - part.start, *outs[1:], ntaps, cin)
+        buffer = buffers.get(threading.get_ident())
+        if buffer is None or buffer.size < math.prod(shape):
+            size = math.prod(shape) if len(pieces) == 1 else math.prod(shape) * 2
+            buffer = buffers[threading.get_ident()] = xp.empty(size, w.dtype)
+        patches = buffer[: math.prod(shape)].reshape(shape)
+        if not gather_filter_rows(xp, patches, src, k, s, d):
             # NumPy copies a pixel's channels fastest as one word (or one void element)
-            dst, src = pixel_views(xp, patches, xpad[part])
-            for index, window in window_taps(src, outs, k, s, d):
+            dst, window_src = pixel_views(xp, patches, src)
+            for index, window in window_taps(window_src, shape[1:-2], k, s, d):
                 dst[..., index, :] = window
-        xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=out[part].reshape(-1, cout))
+        target = out[images, part].reshape(-1, cout)  # a view: whole images, or rows of one
+        xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=target)
+
+    ctx.parallel_map(run, pieces, out.nbytes + len(pieces) * PATCH_BYTES)
     return out
 
 
@@ -124,31 +161,6 @@ def gather_filter_rows(
         lead = window_slices(offsets, outs[:-1], s[:-1], d[:-1])
         dst[..., index] = items[(slice(None), *lead)]
     return True
-
-
-def conv_per_tap(
-    ctx: KernelContext, xpad: Any, w: Any, outs: Sequence[int], s: Sequence[int], d: Sequence[int]
-) -> Any:
-    """A convolution as one matrix product per filter tap, ``[n, *outs, cin] @ [cin, cout]``,
-    summed in tap order. NumPy multiplies a strided window as one product per output row,
-    which BLAS does well with enough channels; a window that is the whole input (a 1x1
-    filter, stride 1) is one ``[n * oh * ow, cin]`` product: [64,28,28,64] -> 128, 17-19 ->
-    9-10 ms (best 4 of 7, 2026-12-03). Copying every window into one contiguous buffer for
-    a single product each was no faster (BLAS is slow on such tall, thin matrices here:
-    [256,16,16,32] -> 32, 22 -> 33 ms; only [16,56,56,128] -> 128 gained, 232 -> 152)."""
-    *k, cin, cout = w.shape
-    weights = w.reshape(-1, cin, cout)
-    out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # the output's size is checked
-    for index, window in window_taps(xpad, outs, k, s, d):
-        if window.flags.c_contiguous:
-            product = (window.reshape(-1, cin) @ weights[index]).reshape(out.shape)
-        else:
-            product = window @ weights[index]
-        if index == 0:
-            out[...] = product
-        else:
-            out += product
-    return out
 
 
 # A depthwise convolution with one filter a channel runs over slices of the batch whose
