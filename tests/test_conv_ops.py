@@ -487,3 +487,74 @@ def test_conv2d_patches_by_filter_row_equal_patches_by_tap(monkeypatch, cin, str
     s, d = np.broadcast_to(strides, 2), np.broadcast_to(dilations, 2)
     want = reference_conv2d(x.astype(np.float64), f.astype(np.float64), s, "SAME", d)
     np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-5)
+
+
+def _run_depthwise(x, f, strides, padding, fmt="NHWC", dilations=1):
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.as_dtype(x.dtype), shape=x.shape)
+        y = mg.nn.depthwise_conv2d_native(
+            p, f, strides, padding, data_format=fmt, dilations=dilations
+        )
+    return mg.Session(g).run(y, {p: x})
+
+
+@pytest.mark.parametrize("piece_bytes", [1, 1 << 20])
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize("strides, dilations", [(1, 1), ((2, 1), 1), ((1, 2), 1), (2, 2), (1, 2)])
+def test_depthwise_by_rows_equals_whole_image_taps(
+    monkeypatch, piece_bytes, fmt, padding, strides, dilations
+):
+    # Long output rows (ow * channels >= 256) take depthwise_by_rows: pieces of output rows
+    # read the input in place (as strided views where the column stride is 2, or the input
+    # is a channels-first view). Its sums are bitwise those of the whole-image path and
+    # match the reference.
+    from minigraph.ops import conv_kernels
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 9, 22, 24)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 24, 1)).astype(np.float32)
+    xin = np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if fmt == "NCHW" else x
+    monkeypatch.setattr(conv_kernels, "_DEPTHWISE_ROWS_BYTES", piece_bytes)
+    rows = _run_depthwise(xin, f, strides, padding, fmt, dilations)
+    monkeypatch.setattr(conv_kernels, "_DEPTHWISE_MIN_ROW", 1 << 30)
+    whole = _run_depthwise(xin, f, strides, padding, fmt, dilations)
+    assert rows.tobytes() == whole.tobytes()
+    if fmt == "NCHW":
+        rows = rows.transpose(0, 2, 3, 1)
+    s, d = np.broadcast_to(strides, 2), np.broadcast_to(dilations, 2)
+    pads = (
+        [_same_pads(9, 3, s[0], d[0]), _same_pads(22, 3, s[1], d[1])]
+        if padding == "SAME"
+        else [(0, 0)] * 2
+    )
+    want = reference_depthwise(x.astype(np.float64), f.astype(np.float64), s, pads, d)
+    np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("patch_bytes", [1, 1 << 22])
+@pytest.mark.parametrize("strides, kernel", [(1, 3), (2, 3), (2, 1), (1, 1)])
+def test_conv2d_pieces_of_rows_equal_whole_images(monkeypatch, patch_bytes, strides, kernel):
+    # Conv2D cuts its output into pieces of whole images or of one image's output rows
+    # (about PATCH_BYTES of patches each); every cut gives the same bits, and the reference.
+    from minigraph.ops import conv_kernels
+
+    rng = np.random.default_rng(kernel)
+    x = rng.standard_normal((3, 11, 10, 40)).astype(np.float32)
+    f = rng.standard_normal((kernel, kernel, 40, 24)).astype(np.float32)
+
+    def run_conv():
+        g = mg.Graph()
+        with g.as_default():
+            p = mg.placeholder(mg.float32, shape=x.shape)
+            y = mg.conv2d(p, f, strides, "SAME")
+        return mg.Session(g).run(y, {p: x})
+
+    monkeypatch.setattr(conv_kernels, "PATCH_BYTES", patch_bytes)
+    got = run_conv()
+    s = np.broadcast_to(strides, 2)
+    want = reference_conv2d(x.astype(np.float64), f.astype(np.float64), s, "SAME", (1, 1))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(conv_kernels, "PATCH_BYTES", 1 << 30)
+    assert got.tobytes() == run_conv().tobytes()
