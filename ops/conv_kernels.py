@@ -75,10 +75,21 @@ def convolve(
         window = next(window_taps(xpad, outs, k, s, d))[1]
         if window.flags.c_contiguous:  # the whole input: no patches to gather
             out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # its size is checked
-            a, b, c = window.reshape(-1, cin), w.reshape(cin, cout), out.reshape(-1, cout)
-            ctx.parallel_slices(lambda r: ctx.xp.matmul(a[r], b, out=c[r]), len(a), c.nbytes)
+            product(ctx, window.reshape(-1, cin), w.reshape(cin, cout), out.reshape(-1, cout))
             return out
     return conv_as_matmul(ctx, xpad, w, outs, s, d)
+
+
+def product(ctx: KernelContext, a: Any, b: Any, out: Any) -> None:
+    """``a @ b`` into ``out``, split over the threads by rows of ``a``, or by columns of
+    ``b`` where ``b`` has more columns than ``a`` has rows: each thread then reads only
+    its part of ``b``, which is the larger operand (a late layer's filter at batch 1:
+    [25, 4608] @ [4608, 512], 1.4 -> 1.1 ms)."""
+    work = a.nbytes + b.nbytes + out.nbytes
+    if b.shape[1] > a.shape[0]:
+        ctx.parallel_slices(lambda c: ctx.xp.matmul(a, b[:, c], out=out[:, c]), b.shape[1], work)
+    else:
+        ctx.parallel_slices(lambda r: ctx.xp.matmul(a[r], b, out=out[r]), a.shape[0], work)
 
 
 def conv_as_matmul(
@@ -100,7 +111,10 @@ def conv_as_matmul(
         return out
     line_bytes = math.prod(outs[1:]) * ntaps * cin * w.dtype.itemsize  # one output row
     lines = max(1, PATCH_BYTES // max(line_bytes, 1))
-    lines = min(lines, max(1, -(-n * rows // ctx.threads)))  # a piece for every thread
+    if n * math.prod(outs) >= cout:  # a piece for every thread
+        lines = min(lines, max(1, -(-n * rows // ctx.threads)))
+    # else fewer patch rows than filter columns: one piece, whose product splits the
+    # filter's columns over the threads (see product)
     if lines >= rows:  # whole images
         step = lines // rows
         pieces = [(slice(i, min(i + step, n)), slice(0, rows)) for i in range(0, n, step)]
@@ -124,9 +138,12 @@ def conv_as_matmul(
             for index, window in window_taps(window_src, shape[1:-2], k, s, d):
                 dst[..., index, :] = window
         target = out[images, part].reshape(-1, cout)  # a view: whole images, or rows of one
-        xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=target)
+        if len(pieces) == 1:
+            product(ctx, patches.reshape(-1, ntaps * cin), matrix, target)
+        else:
+            xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=target)
 
-    ctx.parallel_map(run, pieces, out.nbytes + len(pieces) * PATCH_BYTES)
+    ctx.parallel_map(run, pieces, out.nbytes + n * rows * line_bytes)
     return out
 
 

@@ -558,3 +558,19 @@ def test_conv2d_pieces_of_rows_equal_whole_images(monkeypatch, patch_bytes, stri
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     monkeypatch.setattr(conv_kernels, "PATCH_BYTES", 1 << 30)
     assert got.tobytes() == run_conv().tobytes()
+
+
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_conv2d_with_more_filter_columns_than_patch_rows(kernel):
+    # A late layer at batch 1 (fewer output pixels than output channels): one piece whose
+    # product splits the filter's columns over the threads.
+    rng = np.random.default_rng(kernel)
+    x = rng.standard_normal((1, 3, 4, 64)).astype(np.float32)
+    f = rng.standard_normal((kernel, kernel, 64, 96)).astype(np.float32)
+    g = mg.Graph()
+    with g.as_default():
+        p = mg.placeholder(mg.float32, shape=x.shape)
+        y = mg.conv2d(p, f, 1, "SAME")
+    got = mg.Session(g).run(y, {p: x})
+    want = reference_conv2d(x.astype(np.float64), f.astype(np.float64), (1, 1), "SAME", (1, 1))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
