@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from minigraph.kernel import KernelContext
+from minigraph.ops import conv_winograd
 from minigraph.ops.common import has_negative_zero, row_element, select_bits
 from minigraph.ops.conv_geometry import accumulator_dtype, pad_image, window_slices, window_taps
 from minigraph.ops.cuda_kernels import max_into
@@ -71,6 +72,8 @@ def convolve(
     512, 3x3, 19.3 -> 3.6 ms; [8,20,20,128] -> 128, 9.4 -> 4.3; [256,16,16,32] -> 32,
     20.0 -> 14.7; a strided 1x1 [8,10,10,1024] -> 2048 35 -> 8 (2 cores, 2026-12-05)."""
     *k, cin, cout = w.shape
+    if ctx.xp is np and conv_winograd.usable(xpad, w, outs, s, d):
+        return conv_winograd.winograd_conv(ctx, xpad, w, outs)
     if math.prod(k) == 1:
         window = next(window_taps(xpad, outs, k, s, d))[1]
         if window.flags.c_contiguous:  # the whole input: no patches to gather

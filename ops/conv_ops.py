@@ -1,11 +1,13 @@
 """Convolution and pooling: Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool.
 
 All four share one window geometry (conv_geometry.py: TensorFlow's GetWindowedOutputSize for
-VALID, SAME and EXPLICIT padding) and one kernel shape: pad the image once, then loop over
-the kh * kw window offsets, each a strided slice of the whole batch (a loop over filter taps,
-never over elements). Conv2D with few channels gathers the taps side by side (im2col) for
-one matrix product instead. NCHW runs as NHWC between two transposes; TensorFlow's CPU
-refuses NCHW for these four ops (its GPU runs them), minigraph runs it on every device.
+VALID, SAME and EXPLICIT padding) and pad the image once. Conv2D is matrix products
+(conv_kernels.py: im2col patches times the filter, a 1x1 filter with no copy; on the host,
+3x3 stride-1 filters with enough channels by Winograd's F(2x2, 3x3), conv_winograd.py);
+the depthwise convolution and the pools loop over the window's taps, each a strided slice
+of the image (a loop over filter taps, never over elements). NCHW runs as NHWC between two
+transposes; TensorFlow's CPU refuses NCHW for these four ops (its GPU runs them), minigraph
+runs it on every device.
 """
 
 from __future__ import annotations
