@@ -237,13 +237,13 @@ def depthwise_by_rows(
     s: Sequence[int], d: Sequence[int],
 ) -> Any:  # fmt: skip
     """A 2-D depthwise convolution with one filter a channel (``weights`` [taps, c]) on the
-    host, with no copy of the input, over pieces of output rows of one image (about
-    _DEPTHWISE_SLICE_BYTES each) that the threads take as they come free. A tap's window
-    of a piece is a strided view whose output row is one contiguous run of ``ow * c``
-    elements where the column stride is 1 (else ``ow`` runs of ``c``): NumPy multiplies it
-    by the tap's weights tiled along the row into a buffer, then adds. Each sum starts at
-    0 and adds the taps in order, as :func:`depthwise_conv`. 2 cores, 3x3:
-    [8,40,40,144] 8.2 -> 3.0 ms, [8,10,10,576] 3.8 -> 0.9, [1,40,40,144] 1.7 -> 0.5."""
+    host, with no copy of the input, over pieces of output rows of one image, or of whole
+    images (about _DEPTHWISE_ROWS_BYTES each), that the threads take as they come free. A
+    tap's window of a piece is a strided view whose output row is one contiguous run of
+    ``ow * c`` elements where the column stride is 1 (else ``ow`` runs of ``c``): NumPy
+    multiplies it by the tap's weights tiled along the row into a buffer, then adds. Each
+    sum starts at 0 and adds the taps in order, as :func:`depthwise_conv`. 2 cores, 3x3:
+    [8,40,40,144] 8.2 -> 5.6 ms, [8,10,10,576] 3.8 -> 1.9, [8,28,28,44] 5x5 5.5 -> 2.6."""
     n, c, item = xpad.shape[0], xpad.shape[-1], xpad.itemsize
     oh, ow = outs
     out = ctx.empty((n, oh, ow * c), weights.dtype)  # the output's size is checked
@@ -253,22 +253,28 @@ def depthwise_by_rows(
     tiled = [np.tile(weights[t], ow) for t in range(len(taps))] if flat else list(weights)
     lines = max(1, _DEPTHWISE_ROWS_BYTES // max(1, ow * c * item))
     lines = min(lines, max(1, -(-n * oh // ctx.threads)))  # a piece for every thread
-    pieces = [(i, r, min(r + lines, oh)) for i in range(n) for r in range(0, oh, lines)]
+    if lines >= oh:  # whole images
+        step = lines // oh
+        pieces = [(slice(i, min(i + step, n)), 0, oh) for i in range(0, n, step)]
+    else:  # output rows of one image
+        pieces = [
+            (slice(i, i + 1), r, min(r + lines, oh)) for i in range(n) for r in range(0, oh, lines)
+        ]
     buffers: dict[int, Any] = {}
 
-    def run(piece: tuple[int, int, int]) -> None:
-        image, r0, r1 = piece
-        acc = out[image, r0:r1]
+    def run(piece: tuple[slice, int, int]) -> None:
+        images, r0, r1 = piece
+        acc = out[images, r0:r1]
         acc[...] = 0
         product = thread_buffer(buffers, np, acc.size, acc.dtype).reshape(acc.shape)
         for t, (i, j) in enumerate(taps):
             rows = slice(r0 * s[0] + i * d[0], (r1 - 1) * s[0] + i * d[0] + 1, s[0])
             if flat:  # the window's output rows as runs of ow * c elements
-                window = planes[image, rows, j * d[1] * c : (j * d[1] + ow) * c]
+                window = planes[images, rows, j * d[1] * c : (j * d[1] + ow) * c]
                 np.multiply(window, tiled[t], out=product)
             else:
-                window = xpad[image, rows, j * d[1] : j * d[1] + (ow - 1) * s[1] + 1 : s[1]]
-                np.multiply(window, tiled[t], out=product.reshape(r1 - r0, ow, c))
+                window = xpad[images, rows, j * d[1] : j * d[1] + (ow - 1) * s[1] + 1 : s[1]]
+                np.multiply(window, tiled[t], out=product.reshape(*acc.shape[:2], ow, c))
             acc += product
 
     ctx.parallel_map(run, pieces, out.nbytes * len(taps))

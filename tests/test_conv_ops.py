@@ -507,13 +507,14 @@ def test_depthwise_by_rows_equals_whole_image_taps(
     monkeypatch, piece_bytes, fmt, padding, strides, dilations
 ):
     # Long output rows (ow * channels >= 256) take depthwise_by_rows: pieces of output rows
+    # (or of whole images)
     # read the input in place (as strided views where the column stride is 2, or the input
     # is a channels-first view). Its sums are bitwise those of the whole-image path and
     # match the reference.
     from minigraph.ops import conv_kernels
 
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((3, 9, 22, 24)).astype(np.float32)
+    x = rng.standard_normal((6, 9, 22, 24)).astype(np.float32)  # pieces of several images
     f = rng.standard_normal((3, 3, 24, 1)).astype(np.float32)
     xin = np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if fmt == "NCHW" else x
     monkeypatch.setattr(conv_kernels, "_DEPTHWISE_ROWS_BYTES", piece_bytes)
