@@ -210,7 +210,7 @@ def test_docs_freezing_recipe_runs_in_tensorflow_and_its_model_in_minigraph(tmp_
         pytest.skip("TensorFlow is not installed (set MINIGRAPH_TF_PYTHON to a Python with it)")
     script = (
         "import numpy as np\n"
-        + _doc_block("convert_variables_to_constants_v2")
+        + _doc_block('"model.pb", as_text=False')
         + "x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)\n"
         + "np.savez('keras.npz', x=x, y=model(x, training=False).numpy())\n"
     )
