@@ -148,6 +148,36 @@ def window_taps(
         yield index, xpad[(slice(None), *window_slices(offsets, out, s, d))]
 
 
+def tiles_fit(
+    shape: Sequence[int], pads: Sequence[tuple[int, int]], outs: Sequence[int],
+    k: Sequence[int], s: Sequence[int],
+) -> bool:  # fmt: skip
+    """Whether the windows of a channels-last input of ``shape`` are disjoint tiles that
+    :func:`tap_tiles` can view: no padding, ksize <= strides, and every window's stride
+    inside the input."""
+    fits = zip(k, s, outs, shape[1:-1])
+    return all(kk <= ss and o * ss <= n for kk, ss, o, n in fits) and not any(map(any, pads))
+
+
+def tiles_gap(
+    shape: Sequence[int], outs: Sequence[int], k: Sequence[int], s: Sequence[int]
+) -> bool:
+    """Whether some cell of an input whose windows are tiles is in no window."""
+    return any(kk != ss or o * ss != n for kk, ss, o, n in zip(k, s, outs, shape[1:-1]))
+
+
+def tap_tiles(a: Any, outs: Sequence[int], k: Sequence[int], s: Sequence[int]) -> Any:
+    """The taps of ``a``'s windows where they are tiles (:func:`tiles_fit`), as one view
+    [k1, k2, ..., n, o1, o2, ..., c]: the input cut to its windows' rows and each spatial
+    axis split into (window, offset), which never copies."""
+    d = len(k)
+    cut = a[(slice(None), *(slice(0, o * ss) for o, ss in zip(outs, s)), slice(None))]
+    split = cut.reshape(a.shape[0], *(v for o, ss in zip(outs, s) for v in (o, ss)), a.shape[-1])
+    taps = split[(slice(None), *(v for kk in k for v in (slice(None), slice(0, kk))), slice(None))]
+    offsets, windows = (2 + 2 * i for i in range(d)), (1 + 2 * i for i in range(d))
+    return taps.transpose(*offsets, 0, *windows, 2 * d + 1)
+
+
 def pad_image(
     xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
 ) -> Any:

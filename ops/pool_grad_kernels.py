@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from minigraph.kernel import KernelContext
-from minigraph.ops.conv_geometry import pad_image, window_taps
+from minigraph.ops.conv_geometry import pad_image, tap_tiles, tiles_fit, tiles_gap, window_taps
 from minigraph.ops.conv_kernels import pool_windows, window_counts
 
 __all__: list[str] = []
@@ -124,6 +124,50 @@ def scatter_taps(
     return image[(slice(None), *crop, slice(None))]
 
 
+def _tiled_max_pool_grad(ctx: KernelContext, x: Any, grad: Any, outs: Sequence[int],
+                         k: Sequence[int], s: Sequence[int]) -> Any:  # fmt: skip
+    """MaxPoolGrad where windows never overlap (:func:`tiles_fit`: the usual 2x2 stride 2):
+    each input cell is in at most one window, so nothing is summed, and the taps are laid
+    out [taps, windows] by one copy, after which every pass is contiguous (the strided tap
+    views of the general path run NumPy's inner loop once a pixel: [64, 28, 28, 16]
+    float32, 2x2 stride 2, 2.9 -> 1.3 ms on 2 cores). The pick is :func:`max_taps`' rule:
+    the first tap not below the window's largest non-NaN value (so the first tap wins
+    when NaN), else the first later tap equal to it. Pieces of the batch go to threads."""
+    xp = ctx.xp
+    gaps = tiles_gap(x.shape, outs, k, s)  # cells in no window get 0
+    out = xp.zeros(x.shape, grad.dtype) if gaps else ctx.empty(x.shape, grad.dtype)
+    zero = grad.dtype.type(0)
+    # a product with the 0/1 picks is 4x faster than a select, and the same where finite
+    finite = xp is np and grad.dtype.kind == "f" and bool(np.isfinite(grad).all())
+    larger = xp.fmax if x.dtype.kind == "f" else xp.maximum
+
+    def run(rows: slice) -> None:
+        taps = xp.ascontiguousarray(tap_tiles(x[rows], outs, k, s))
+        taps = taps.reshape(-1, *grad[rows].shape)
+        best = taps[0].copy()
+        for tap in taps[1:]:
+            larger(best, tap, out=best)
+        won = xp.empty(taps.shape, bool)
+        xp.less(taps[0], best, out=won[0])
+        xp.logical_not(won[0], out=won[0])
+        taken = won[0].copy()
+        for t in range(1, len(taps)):
+            xp.equal(taps[t], best, out=won[t])
+            won[t] &= ~taken
+            taken |= won[t]
+        # zero plus the gradient, as TensorFlow's zeroed output += grad: -0.0 becomes 0.0
+        if finite:
+            spread = xp.multiply(won, grad[rows], dtype=grad.dtype)
+            spread += zero
+        else:
+            spread = xp.where(won, grad[rows] + zero, zero)
+        place = tap_tiles(out[rows], outs, k, s)
+        place[...] = spread.reshape(place.shape)
+
+    ctx.parallel_slices(run, x.shape[0], 4 * x.nbytes)
+    return out
+
+
 def max_pool_grad(
     ctx: KernelContext, x: Any, grad: Any, pads: Pads, outs: Sequence[int], k: Sequence[int],
     s: Sequence[int],
@@ -132,6 +176,8 @@ def max_pool_grad(
     xp = ctx.xp
     if x.size == 0 or grad.size == 0:
         return xp.zeros(x.shape, x.dtype)
+    if tiles_fit(x.shape, pads, outs, k, s):
+        return _tiled_max_pool_grad(ctx, x, grad, outs, k, s)
     arg = max_taps(xp, x, pads, outs, k, s)
     zero = xp.zeros((), grad.dtype)
     # grad times the tap's 0/1 mask where grad is finite (3x faster than a select, the

@@ -336,6 +336,66 @@ def test_pool_gradient_ops_give_tensorflows_messages(label, meta, inputs, want, 
     assert e.value.node_name
 
 
+def _max_pool_grad_reference(x, grad, k, s):
+    """TensorFlow's CPU rule, window by window (VALID, no padding): the first cell in scan
+    order, then each later cell strictly greater, takes the window's gradient, added to a
+    zeroed output (so -0.0 arrives as 0.0)."""
+    out = np.zeros(x.shape, grad.dtype)
+    n, oh, ow, c = grad.shape
+    for b, i, j, ch in np.ndindex(n, oh, ow, c):
+        cells = [(i * s[0] + a, j * s[1] + e) for a in range(k[0]) for e in range(k[1])]
+        best = cells[0]
+        for cell in cells[1:]:
+            if x[b, cell[0], cell[1], ch] > x[b, best[0], best[1], ch]:
+                best = cell
+        out[b, best[0], best[1], ch] += grad[b, i, j, ch]
+    return out
+
+
+TILES = [  # (x shape, ksize, strides): windows that never overlap
+    ((3, 6, 6, 4), (2, 2), (2, 2)),
+    ((2, 7, 5, 3), (2, 2), (2, 2)),  # a last row and column in no window
+    ((2, 9, 8, 2), (2, 3), (3, 4)),  # gaps between windows
+    ((1, 4, 6, 5), (1, 1), (2, 3)),
+    ((40, 32, 32, 16), (2, 2), (2, 2)),  # large enough to be cut into pieces for threads
+]
+
+
+@pytest.mark.usefixtures("any_device")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+@pytest.mark.parametrize("shape,k,s", TILES, ids=[f"{t[0]}-{t[1]}-{t[2]}" for t in TILES])
+def test_max_pool_grad_of_disjoint_windows_matches_tensorflows_rule(shape, k, s, dtype):
+    """The disjoint-window path (2x2 stride 2 and the like) against a loop over the
+    windows: NaN first or later, equal maxima, -0.0 and inf in the input and the gradient."""
+    big = shape[0] > 3
+    x = rng.integers(-3, 3, shape).astype(dtype)
+    if dtype != np.int32:
+        mark = rng.random(shape)
+        x[mark < 0.1] = np.nan
+        x[(mark >= 0.1) & (mark < 0.15)] = -np.inf
+        x[(mark >= 0.15) & (mark < 0.25)] = -0.0
+    outs = [(d - kk) // ss + 1 for d, kk, ss in zip(shape[1:3], k, s)]
+    gshape = (shape[0], *outs, shape[3])
+    grad = rng.integers(-5, 5, gshape).astype(dtype)
+    if dtype != np.int32:
+        mark = rng.random(gshape)
+        grad[mark < 0.2] = -0.0
+        if not big:  # non-finite gradients take the other way of spreading
+            grad[(mark >= 0.2) & (mark < 0.25)] = np.inf
+            grad[(mark >= 0.25) & (mark < 0.3)] = np.nan
+    g = mg.Graph()
+    with g.as_default():
+        out = _op("MaxPoolGrad", [x, np.zeros(gshape, dtype), grad], ksize=[1, *k, 1],
+                  strides=[1, *s, 1], padding="VALID")  # fmt: skip
+    got = mg.Session(g).run(out)
+    # the loop is slow: of a large batch (cut into pieces), its first and last images
+    for images in [slice(0, 1), slice(-1, None)] if big else [slice(None)]:
+        want = _max_pool_grad_reference(x[images], grad[images], k, s)
+        assert got.dtype == want.dtype and got.shape == x.shape
+        np.testing.assert_array_equal(got[images].view(f"u{got.itemsize}"),
+                                      want.view(f"u{want.itemsize}"))  # fmt: skip
+
+
 @pytest.mark.usefixtures("any_device")
 @pytest.mark.parametrize("op", ["MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad"])
 def test_nchw_pool_gradient_ops_equal_nhwc(op):
