@@ -358,6 +358,33 @@ def test_pools_match_reference(h, w, kh, kw, sh, sw, padding, fmt, dtype, averag
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize(
+    "shape,k,s",
+    [
+        ((3, 6, 6, 4), (2, 2), (2, 2)),
+        ((2, 7, 5, 3), (2, 2), (2, 2)),
+        ((2, 9, 8, 2), (2, 3), (3, 4)),
+    ],
+    ids=["tiled", "last-row-and-column-left-out", "gaps"],
+)
+def test_max_pool_of_disjoint_windows_matches_reference(shape, k, s, dtype):
+    """Windows that never overlap (VALID, ksize <= strides; what MaxPoolGrad's own path
+    takes): NaN skipped, a window of NaN and -inf the lowest value, equal maxima."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 4, shape).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[rng.random(shape) < 0.3] = np.nan
+        x[rng.random(shape) < 0.2] = -np.inf
+        x[0, :2, :2] = np.nan  # a window of NaN alone
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.max_pool(x, list(k), list(s), "VALID")
+    out = mg.Session(g).run(y)
+    want = reference_pool(x, k, s, "VALID", False)
+    assert out.dtype == want.dtype and out.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("negative_zero", [True, False])
 def test_max_pool_keeps_the_first_of_equal_zeros_and_skips_nan(dtype, negative_zero):
