@@ -33,11 +33,11 @@ BUILDERS: tuple[str, ...] = ()  # gradient ops: TensorFlow exports no builder fo
 
 
 def _relu_grad(xp: Any, g: Any, x: Any, attrs: dict) -> Any:
-    return g * (x > 0).astype(g.dtype)
+    return xp.multiply(g, x > 0, dtype=g.dtype)  # the mask cast inside the product
 
 
 def _relu6_grad(xp: Any, g: Any, x: Any, attrs: dict) -> Any:
-    return g * ((x > 0) & (x < 6)).astype(g.dtype)
+    return xp.multiply(g, (x > 0) & (x < 6), dtype=g.dtype)
 
 
 def _elu_grad(xp: Any, g: Any, y: Any, attrs: dict) -> Any:

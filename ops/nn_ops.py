@@ -169,16 +169,16 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 def _relu(xp: Any, x: Any, attrs: dict, out: Any) -> None:
     """``x`` where not ``x < 0``, else 0, into ``out`` (which may be ``x``): NaN stays NaN
     and -0.0 stays -0.0, as in TensorFlow's scalar loop (np.maximum makes -0.0 0.0 on
-    some SIMD paths and not others). Floats keep or clear their bits under an integer
-    mask: np.where branches on each element, 1.3 ns an element on random signs against
-    0.5 (see the commit)."""
+    some SIMD paths and not others). Floats' bits as integers times a 0/1 mask, kept or
+    cleared: np.where branches on each element, 1.3 ns an element on random signs against
+    0.5 (see the commit); the mask as bools, cast inside the product, is 0.77 -> 0.47 ms
+    on [64, 28, 28, 16] float32 against an integer mask made first."""
     if x.dtype.kind != "f":
         xp.maximum(x, x.dtype.type(0), out=out)
         return
     ints = np.dtype(f"i{x.dtype.itemsize}")
-    keep = xp.less(x, x.dtype.type(0)).astype(ints)  # 1 where x < 0
-    keep -= 1  # 0 there, all ones elsewhere
-    xp.bitwise_and(x.view(ints), keep, out=out.view(ints))
+    keep = ~xp.less(x, x.dtype.type(0))  # where not x < 0 (NaN too)
+    xp.multiply(x.view(ints), keep, out=out.view(ints))
 
 
 def _relu6(xp: Any, x: Any, attrs: dict, out: Any) -> None:
