@@ -135,11 +135,7 @@ def conv_as_matmul(
         src = xpad[images, part.start * s[0] : (part.stop - 1) * s[0] + (k[0] - 1) * d[0] + 1]
         shape = (images.stop - images.start, part.stop - part.start, *outs[1:], ntaps, cin)
         patches = thread_buffer(buffers, xp, math.prod(shape), w.dtype).reshape(shape)
-        if not gather_filter_rows(xp, patches, src, k, s, d):
-            # NumPy copies a pixel's channels fastest as one word (or one void element)
-            dst, window_src = pixel_views(xp, patches, src)
-            for index, window in window_taps(window_src, shape[1:-2], k, s, d):
-                dst[..., index, :] = window
+        gather_patches(xp, patches, src, k, s, d)
         target = out[images, part].reshape(-1, cout)  # a view: whole images, or rows of one
         if len(pieces) == 1:
             product(ctx, patches.reshape(-1, ntaps * cin), matrix, target)
@@ -148,6 +144,19 @@ def conv_as_matmul(
 
     ctx.parallel_map(run, pieces, out.nbytes + n * rows * line_bytes)
     return out
+
+
+def gather_patches(
+    xp: Any, patches: Any, xpad: Any, k: Sequence[int], s: Sequence[int], d: Sequence[int]
+) -> None:
+    """im2col: fill ``patches`` [n, *outs, taps, cin] with each output position's window
+    of the padded image ``xpad``, a copy per filter row where :func:`gather_filter_rows`
+    can, else per tap (NumPy copies a pixel's channels fastest as one word, or one void
+    element)."""
+    if not gather_filter_rows(xp, patches, xpad, k, s, d):
+        dst, src = pixel_views(xp, patches, xpad)
+        for index, window in window_taps(src, patches.shape[1:-2], k, s, d):
+            dst[..., index, :] = window
 
 
 def gather_filter_rows(
