@@ -190,6 +190,28 @@ def test_strided_slice_matches_numpy(x, data):
     np.testing.assert_array_equal(out, x[key])
 
 
+def test_strided_slice_fed_bounds_and_shapes_change_between_runs():
+    """The kernel reuses its last index while the input shape and bounds stay the same:
+    new bounds (the same array changed in place too) and new shapes are sliced anew, and
+    an out-of-range index still fails after a good run."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.int32, [None, None])
+        begin = mg.placeholder(mg.int32, [2])
+        y = mg.strided_slice(x, begin, [100, 100], [1, 1], shrink_axis_mask=1)
+    sess = mg.Session(g)
+    a = np.arange(20, dtype=np.int32).reshape(4, 5)
+    bounds = np.array([1, 2], np.int32)
+    np.testing.assert_array_equal(sess.run(y, {x: a, begin: bounds}), a[1, 2:])
+    np.testing.assert_array_equal(sess.run(y, {x: a, begin: bounds}), a[1, 2:])
+    bounds[:] = [3, 0]  # the same array, new values
+    np.testing.assert_array_equal(sess.run(y, {x: a, begin: bounds}), a[3, 0:])
+    b = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(sess.run(y, {x: b, begin: [1, 1]}), b[1, 1:])
+    with pytest.raises(errors.InvalidArgumentError, match="out of bounds"):
+        sess.run(y, {x: b, begin: [3, 0]})
+
+
 def test_bounds_check_catches_the_most_negative_index_under_a_huge_limit():
     from minigraph.ops.common import first_bad_index
 
