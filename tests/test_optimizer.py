@@ -57,6 +57,29 @@ def test_identity_chains_are_removed_but_fetched_identities_stay():
     np.testing.assert_array_equal(on[0], [2, 4, 6])
 
 
+def test_identity_n_is_removed_unless_fetched():
+    """IdentityN's outputs are its inputs (Keras' swish writes one around its custom
+    gradient); one that is fetched stays, and the readers' in-place writes never reach a
+    value that something else still reads."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, shape=[3], name="x")
+        y = x * 2.0
+        a, b = mg.identity_n([y, x])
+        out = (a + 1.0) * b, (b - 1.0) * a  # each output read twice, in place where it may
+        kept = mg.identity_n([y, x], name="kept")
+    plan = plan_for(list(out), [x])
+    assert "IdentityN" not in op_types(plan)
+    assert any(line.startswith("remove_identity: 1 steps") for line in plan.optimizations)
+    assert op_types(plan_for([kept[0]], [x])).count("IdentityN") == 1
+    v = np.array([1, -2, 3], np.float32)
+    on, off = run_both(g, [*out, *kept], {x: v})
+    assert_same(on, off)
+    np.testing.assert_array_equal(on[0], (v * 2 + 1) * v)
+    np.testing.assert_array_equal(on[1], (v - 1) * v * 2)
+    np.testing.assert_array_equal(on[3], v)
+
+
 def test_common_subexpressions_run_once():
     g = mg.Graph()
     with g.as_default():
