@@ -120,9 +120,7 @@ class Elementwise:
     ``out`` (an array of the result's shape and dtype, which may be one of the inputs) with
     no check of its own: a ufunc such as ``np.add`` is one. ``shape(attrs, *shapes)`` is the
     result's shape, or None where the kernel would refuse these shapes (None: NumPy
-    broadcasting). ``exact``: an element's bits do not depend on how the array is cut into
-    blocks (IEEE's exactly rounded +, -, *, /, sqrt, comparisons, selections), so a chain of
-    such ops may run block by block. ``broadcasts(attrs)``, for an op with a shape rule:
+    broadcasting). ``broadcasts(attrs)``, for an op with a shape rule:
     whether with these attrs it pairs its operands' elements as NumPy broadcasting does
     (BiasAdd in NHWC), so that it may run on reshaped views of them (an op without a shape
     rule always does).
@@ -136,7 +134,6 @@ class Elementwise:
 
     bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
     shape: Callable[..., tuple[int, ...] | None] | None = None
-    exact: bool = False
     broadcasts: Callable[[Mapping[str, Any]], bool] | None = None
     cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None
 
@@ -144,17 +141,15 @@ class Elementwise:
     def ufunc(
         cls,
         name: str,
-        exact: bool = False,
         cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
     ) -> Elementwise:
         """The op whose kernel is NumPy's (and CuPy's) ufunc ``name`` on one dtype."""
-        return cls(lambda xp, attrs: getattr(xp, name), exact=exact, cuda=cuda)
+        return cls(lambda xp, attrs: getattr(xp, name), cuda=cuda)
 
     @classmethod
     def result(
         cls,
         fn: Callable[..., Any],
-        exact: bool = False,
         cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
     ) -> Elementwise:
         """The op whose kernel computes ``fn(xp, attrs, *inputs)``: that result is copied
@@ -166,7 +161,7 @@ class Elementwise:
 
             return into
 
-        return cls(bind, exact=exact, cuda=cuda)
+        return cls(bind, cuda=cuda)
 
 
 @dataclass(frozen=True)

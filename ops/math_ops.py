@@ -268,20 +268,12 @@ def elementwise(
     return make_builder(op_def, builder), make_wrapper_class(op_def)
 
 
-# ufuncs IEEE rounds exactly, so every loop (SIMD or scalar, any block) gives the same bits.
-# Not maximum and minimum: which zero they give for (-0.0, 0.0) may depend on the loop.
-_EXACT_UFUNCS = frozenset(
-    "add subtract multiply true_divide negative absolute square sqrt reciprocal floor ceil "
-    "rint logical_and logical_or logical_not".split()
-)
-
-
 def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     """How elementwise fusion runs this op in place: the ufunc, or ``fn``'s result copied
     into the buffer (cast as the kernel casts it)."""
     cuda = _cuda(fn)
     if isinstance(fn, str):
-        return Elementwise.ufunc(fn, exact=fn in _EXACT_UFUNCS, cuda=cuda)
+        return Elementwise.ufunc(fn, cuda=cuda)
     if fn in _WRITE_OUT:
         return Elementwise(lambda xp, attrs: lambda x, out: fn(xp, x, out=out), cuda=cuda)
     return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda)

@@ -75,7 +75,6 @@ def activation_grad(
     builder: str,
     second: str = "features",
     attrs: Sequence[str] = (),
-    exact: bool = False,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one activation's gradient op ``(gradients, second) ->
@@ -88,7 +87,7 @@ def activation_grad(
         attrs=[*attrs, f"T: {types}"],
         shape_fn=_same_shape,
         elementwise=replace(
-            Elementwise.result(lambda xp, a, g, x: fn(xp, g, x, a), exact=exact),
+            Elementwise.result(lambda xp, a, g, x: fn(xp, g, x, a)),
             shape=_equal_shapes,
         ),
         doc=doc,
@@ -113,7 +112,6 @@ relu_grad, ReluGrad = activation_grad(
     _relu_grad,
     REAL,
     builder="relu_grad",
-    exact=True,
     doc="""
 Relu's gradient: ``gradients * (features > 0)`` (a product, so a NaN or infinite gradient
 gives NaN where the feature is not positive, as TensorFlow's kernel). TensorFlow's
@@ -127,7 +125,6 @@ relu6_grad, Relu6Grad = activation_grad(
     _relu6_grad,
     REAL,
     builder="relu6_grad",
-    exact=True,
     doc="Relu6's gradient: ``gradients * (0 < features < 6)`` (a product, as ReluGrad).",
 )
 elu_grad, EluGrad = activation_grad(
@@ -136,7 +133,6 @@ elu_grad, EluGrad = activation_grad(
     FLOAT,
     builder="elu_grad",
     second="outputs",
-    exact=True,
     doc="Elu's gradient from its ``outputs``: ``gradients * (outputs + 1)`` where "
     "``outputs < 0``, else ``gradients``.",
 )
@@ -146,7 +142,6 @@ selu_grad, SeluGrad = activation_grad(
     FLOAT,
     builder="selu_grad",
     second="outputs",
-    exact=True,
     doc="Selu's gradient from its ``outputs``: ``gradients * (outputs + scale * alpha)`` "
     "where ``outputs < 0``, else ``gradients * scale``.",
 )
@@ -163,7 +158,6 @@ leaky_relu_grad, LeakyReluGrad = activation_grad(
     FLOAT,
     builder="leaky_relu_grad",
     attrs=["alpha: float = 0.2"],
-    exact=True,
     doc="LeakyRelu's gradient: ``gradients`` where ``features > 0``, else ``gradients * alpha``.",
 )
 

@@ -109,7 +109,6 @@ BIAS_ADD = define_op(
     elementwise=Elementwise(
         _bias_add_into,
         _bias_add_result,
-        exact=True,
         broadcasts=lambda attrs: attrs["data_format"] == "NHWC",  # the bias pairs with dim -1
         cuda=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
     ),
@@ -231,26 +230,20 @@ def activation(
     builder: str,
     attrs: Sequence[str] = (),
     params: Sequence[tuple[str, Any]] = (("features", REQUIRED),),
-    exact: bool = False,
     in_place: bool = False,
     cuda: Callable[[Any, Any], str | None] | None = None,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one elementwise activation ``features -> activations``;
-    returns (tf.compat.v1 builder, class). ``exact``: ``fn`` only compares, selects and
-    multiplies, so elementwise fusion may run it block by block. ``cuda``: its C expression
+    returns (tf.compat.v1 builder, class). ``cuda``: its C expression
     for fused GPU kernels (op_def.Elementwise.cuda). ``in_place``: ``fn`` is
     ``fn(xp, x, attrs, out)`` and writes the result into ``out``, which may be ``x``: no
     temporary result, and the unfused kernel may overwrite a buffer it is handed."""
     elementwise: Elementwise
     if in_place:
-        elementwise = Elementwise(
-            lambda xp, a: lambda x, out: fn(xp, x, a, out), exact=exact, cuda=cuda
-        )
+        elementwise = Elementwise(lambda xp, a: lambda x, out: fn(xp, x, a, out), cuda=cuda)
     else:
-        elementwise = Elementwise.result(
-            lambda xp, attrs, x: fn(xp, x, attrs), exact=exact, cuda=cuda
-        )
+        elementwise = Elementwise.result(lambda xp, attrs, x: fn(xp, x, attrs), cuda=cuda)
     op_def = define_op(
         op_type,
         inputs=["features: T"],
@@ -279,7 +272,6 @@ relu, Relu = activation(
     _relu,
     REAL,
     builder="relu",
-    exact=True,
     in_place=True,
     cuda=lambda attrs, dtype: _RELU,
     doc="""
@@ -299,7 +291,6 @@ relu6, Relu6 = activation(
     _relu6,
     REAL,
     builder="relu6",
-    exact=True,
     in_place=True,
     cuda=lambda attrs, dtype: f"mg_min({_RELU}, C(6))",
     doc="``min(max(features, 0), 6)``; NaN stays NaN and -0.0 stays -0.0.",
@@ -331,7 +322,6 @@ leaky_relu, LeakyRelu = activation(
     builder="leaky_relu",
     attrs=["alpha: float = 0.2"],
     params=(("features", REQUIRED), ("alpha", 0.2)),
-    exact=True,
     cuda=lambda attrs, dtype: (
         f"({{0}} > C(0) ? {{0}} : R({{0}} * {_literal(float(np.float32(attrs['alpha'])), dtype)}))"
     ),

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from op_helpers import gpu_ulps, same_bits
 
 import minigraph as mg
-from minigraph import errors
+from minigraph import errors, fusion
 from minigraph.devices import parse_device
 from minigraph.optimizer import OptimizerOptions
 from minigraph.plan import build_plan
@@ -247,6 +247,40 @@ def test_large_chains_run_in_blocks_with_the_same_bits(dtype):
     bitwise(fused, unfused)
     with np.errstate(all="ignore"):
         bitwise(fused, np.maximum(np.square(a * r - c) + a, c))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(1537, 1031), (3 << 20,), (8, 57, 57, 96)])
+def test_large_inexact_chains_run_in_blocks_with_the_same_bits(shape, dtype):
+    """Transcendental functions and maximum's signed zeros in blocks give the bits of the
+    unfused ops: each block starts a multiple of 1024 elements into the output, so each
+    element takes NumPy's loop path it takes in one call (swish, GELU's pieces, softplus)."""
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal(shape) * 6).astype(dtype)
+    flat = a.reshape(-1)
+    flat[::1013] = -0.0
+    flat[1::1009] = np.nan
+    flat[2::997] = np.inf
+    flat[3::991] = -np.inf
+    flat[4::983] = 0.0
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, shape=[None] * len(shape), name="x")
+        swish = x * mg.sigmoid(x)
+        y = mg.maximum(mg.tanh(mg.exp(swish) - 1.5) * x, -0.0) + mg.nn.softplus(x)
+    assert plan_steps([y], [x])[0].count("_FusedElementwise") == 1  # softplus aside
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fused, unfused = run_both(g, y, {x: a})
+    bitwise(fused, unfused)
+
+
+@pytest.mark.parametrize("n,row_size,itemsize", [(1537, 1031, 4), (10, 1 << 20, 4), (5, 3, 8),
+                                                 (4096, 96, 2), (1, 7, 4)])  # fmt: skip
+def test_blocks_start_a_multiple_of_1024_elements_apart(n, row_size, itemsize):
+    rows = fusion._block_rows(n, row_size, itemsize)
+    assert 1 <= rows <= n
+    assert rows == n or rows * row_size % 1024 == 0
 
 
 @settings(max_examples=40, deadline=None)
