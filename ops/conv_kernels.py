@@ -20,7 +20,7 @@ import numpy as np
 
 from minigraph.kernel import KernelContext
 from minigraph.ops import conv_winograd
-from minigraph.ops.common import has_negative_zero, row_element, select_bits
+from minigraph.ops.common import has_negative_zero, matrix_product, row_element, select_bits
 from minigraph.ops.conv_geometry import accumulator_dtype, pad_image, window_slices, window_taps
 from minigraph.ops.cuda_kernels import max_into
 
@@ -78,21 +78,10 @@ def convolve(
         window = next(window_taps(xpad, outs, k, s, d))[1]
         if window.flags.c_contiguous:  # the whole input: no patches to gather
             out = ctx.empty((xpad.shape[0], *outs, cout), w.dtype)  # its size is checked
-            product(ctx, window.reshape(-1, cin), w.reshape(cin, cout), out.reshape(-1, cout))
+            rows = window.reshape(-1, cin)
+            matrix_product(ctx, rows, w.reshape(cin, cout), out.reshape(-1, cout))
             return out
     return conv_as_matmul(ctx, xpad, w, outs, s, d)
-
-
-def product(ctx: KernelContext, a: Any, b: Any, out: Any) -> None:
-    """``a @ b`` into ``out``, split over the threads by rows of ``a``, or by columns of
-    ``b`` where ``b`` has more columns than ``a`` has rows: each thread then reads only
-    its part of ``b``, which is the larger operand (a late layer's filter at batch 1:
-    [25, 4608] @ [4608, 512], 1.4 -> 1.1 ms)."""
-    work = a.nbytes + b.nbytes + out.nbytes
-    if b.shape[1] > a.shape[0]:
-        ctx.parallel_slices(lambda c: ctx.xp.matmul(a, b[:, c], out=out[:, c]), b.shape[1], work)
-    else:
-        ctx.parallel_slices(lambda r: ctx.xp.matmul(a[r], b, out=out[r]), a.shape[0], work)
 
 
 def conv_as_matmul(
@@ -117,7 +106,7 @@ def conv_as_matmul(
     if n * math.prod(outs) >= cout:  # a piece for every thread
         lines = min(lines, max(1, -(-n * rows // ctx.threads)))
     # else fewer patch rows than filter columns: one piece, whose product splits the
-    # filter's columns over the threads (see product)
+    # filter's columns over the threads (see matrix_product)
     if lines >= rows:  # whole images
         step = lines // rows
         pieces = [(slice(i, min(i + step, n)), slice(0, rows)) for i in range(0, n, step)]
@@ -138,7 +127,7 @@ def conv_as_matmul(
         gather_patches(xp, patches, src, k, s, d)
         target = out[images, part].reshape(-1, cout)  # a view: whole images, or rows of one
         if len(pieces) == 1:
-            product(ctx, patches.reshape(-1, ntaps * cin), matrix, target)
+            matrix_product(ctx, patches.reshape(-1, ntaps * cin), matrix, target)
         else:
             xp.matmul(patches.reshape(-1, ntaps * cin), matrix, out=target)
 
