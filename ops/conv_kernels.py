@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -184,6 +184,11 @@ _DEPTHWISE_SLICE_BYTES = 1 << 18
 # loops then run long enough; below, many small images ([1024,4,4,4]: 0.5 ms against 12)
 # go faster as whole-image copies.
 _DEPTHWISE_MIN_ROW = 256
+# depthwise_by_rows sums a piece's taps in one einsum from this many channels (with fewer
+# its inner loop over the channels is short: a multiply and an add a tap are faster; with
+# one channel einsum's inner loop may become the taps, summed in another order):
+# [8,56,44] 5x5 8.0 -> 5.2 ms, [8,112,11] 3x3 3.3 -> 8.2 (2 cores).
+_DEPTHWISE_EINSUM_CHANNELS = 32
 # depthwise_by_rows's pieces: about this many bytes of output (fewer, longer NumPy calls
 # let both threads run: [8,40,40,144] 2 threads, 256 KB pieces 4.75 ms, 1 MB 3.97).
 _DEPTHWISE_ROWS_BYTES = 1 << 20
@@ -236,19 +241,21 @@ def depthwise_by_rows(
 ) -> Any:  # fmt: skip
     """A 2-D depthwise convolution with one filter a channel (``weights`` [taps, c]) on the
     host, with no copy of the input, over pieces of output rows of one image, or of whole
-    images (about _DEPTHWISE_ROWS_BYTES each), that the threads take as they come free. A
-    tap's window of a piece is a strided view whose output row is one contiguous run of
-    ``ow * c`` elements where the column stride is 1 (else ``ow`` runs of ``c``): NumPy
-    multiplies it by the tap's weights tiled along the row into a buffer, then adds. Each
-    sum starts at 0 and adds the taps in order, as :func:`depthwise_conv`. 2 cores, 3x3:
-    [8,40,40,144] 8.2 -> 5.6 ms, [8,10,10,576] 3.8 -> 1.9, [8,28,28,44] 5x5 5.5 -> 2.6."""
+    images (about _DEPTHWISE_ROWS_BYTES each), that the threads take as they come free.
+    Each output starts at 0 and adds its taps' products in order, as
+    :func:`depthwise_conv`. From _DEPTHWISE_EINSUM_CHANNELS channels a piece is one
+    ``einsum`` over a strided view of its windows, one pass over the output (the channels,
+    contiguous in every operand, are its inner loop, so it sums in the same order; an
+    input whose channels are not adjacent is copied first; a NaN added to a NaN may keep
+    the other's payload): 2 cores, [8,56,144] 5x5 22.6 -> 9.0 ms, [8,28,176] 7x7 12.7 ->
+    4.1, [1,14,480] 5x5 1.0 -> 0.3. With fewer, a tap's window of a piece is a strided view
+    whose output row is one contiguous run of ``ow * c`` elements where the column stride
+    is 1 (else ``ow`` runs of ``c``): NumPy multiplies it by the tap's weights tiled along
+    the row into a buffer, then adds ([8,28,28,44] 5x5 against whole-image copies: 5.5 ->
+    2.6)."""
     n, c, item = xpad.shape[0], xpad.shape[-1], xpad.itemsize
     oh, ow = outs
     out = ctx.empty((n, oh, ow * c), weights.dtype)  # the output's size is checked
-    taps = list(itertools.product(range(k[0]), range(k[1])))
-    flat = s[1] == 1 and xpad.flags.c_contiguous  # a row's pixels adjacent
-    planes = xpad.reshape(n, xpad.shape[1], -1) if flat else xpad  # [n, rows, row elements]
-    tiled = [np.tile(weights[t], ow) for t in range(len(taps))] if flat else list(weights)
     lines = max(1, _DEPTHWISE_ROWS_BYTES // max(1, ow * c * item))
     lines = min(lines, max(1, -(-n * oh // ctx.threads)))  # a piece for every thread
     if lines >= oh:  # whole images
@@ -258,6 +265,45 @@ def depthwise_by_rows(
         pieces = [
             (slice(i, i + 1), r, min(r + lines, oh)) for i in range(n) for r in range(0, oh, lines)
         ]
+    if c >= _DEPTHWISE_EINSUM_CHANNELS:
+        run = _einsum_rows(xpad, weights, k, outs, s, d, out.reshape(n, oh, ow, c))
+    else:
+        run = _tap_rows(xpad, weights, k, outs, s, d, out)
+    ctx.parallel_map(run, pieces, out.nbytes * math.prod(k))
+    return out
+
+
+def _einsum_rows(
+    xpad: Any, weights: Any, k: Sequence[int], outs: Sequence[int], s: Sequence[int],
+    d: Sequence[int], out: Any,
+) -> Callable[[tuple[slice, int, int]], None]:  # fmt: skip
+    """depthwise_by_rows's work on a piece: one einsum over its windows into ``out``."""
+    if xpad.strides[-1] != xpad.itemsize:  # a channels-first input, unpadded
+        xpad = np.ascontiguousarray(xpad)
+    span = [(kk - 1) * dd + 1 for kk, dd in zip(k, d)]
+    windows = np.lib.stride_tricks.sliding_window_view(xpad, span, axis=(1, 2))
+    windows = windows[:, :: s[0], :: s[1], :, :: d[0], :: d[1]][:, : outs[0], : outs[1]]
+    filters = weights.reshape(*k, xpad.shape[-1])
+
+    def run(piece: tuple[slice, int, int]) -> None:
+        images, r0, r1 = piece
+        np.einsum("nhwcij,ijc->nhwc", windows[images, r0:r1], filters, out=out[images, r0:r1])
+
+    return run
+
+
+def _tap_rows(
+    xpad: Any, weights: Any, k: Sequence[int], outs: Sequence[int], s: Sequence[int],
+    d: Sequence[int], out: Any,
+) -> Callable[[tuple[slice, int, int]], None]:  # fmt: skip
+    """depthwise_by_rows's work on a piece: a multiply and an add a tap into ``out``
+    [n, oh, ow * c]."""
+    n, c = xpad.shape[0], xpad.shape[-1]
+    ow = outs[1]
+    taps = list(itertools.product(range(k[0]), range(k[1])))
+    flat = s[1] == 1 and xpad.flags.c_contiguous  # a row's pixels adjacent
+    planes = xpad.reshape(n, xpad.shape[1], -1) if flat else xpad  # [n, rows, row elements]
+    tiled = [np.tile(weights[t], ow) for t in range(len(taps))] if flat else list(weights)
     buffers: dict[int, Any] = {}
 
     def run(piece: tuple[slice, int, int]) -> None:
@@ -275,8 +321,7 @@ def depthwise_by_rows(
                 np.multiply(window, tiled[t], out=product.reshape(*acc.shape[:2], ow, c))
             acc += product
 
-    ctx.parallel_map(run, pieces, out.nbytes * len(taps))
-    return out
+    return run
 
 
 def thread_buffer(buffers: dict[int, Any], xp: Any, size: int, dtype: Any) -> Any:

@@ -534,10 +534,10 @@ def test_depthwise_by_rows_equals_whole_image_taps(
     monkeypatch, piece_bytes, fmt, padding, strides, dilations
 ):
     # Long output rows (ow * channels >= 256) take depthwise_by_rows: pieces of output rows
-    # (or of whole images)
-    # read the input in place (as strided views where the column stride is 2, or the input
-    # is a channels-first view). Its sums are bitwise those of the whole-image path and
-    # match the reference.
+    # (or of whole images) that read the input in place (as strided views where the column
+    # stride is 2, or the input is a channels-first view), a multiply and an add a tap
+    # with 24 channels. Its sums are bitwise those of the whole-image path and match the
+    # reference.
     from minigraph.ops import conv_kernels
 
     rng = np.random.default_rng(7)
@@ -559,6 +559,33 @@ def test_depthwise_by_rows_equals_whole_image_taps(
     )
     want = reference_depthwise(x.astype(np.float64), f.astype(np.float64), s, pads, d)
     np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("strides, dilations", [(1, 1), (2, 1), ((1, 2), (2, 1))])
+def test_depthwise_by_rows_of_larger_filters_equals_whole_image_taps(
+    monkeypatch, fmt, strides, dilations
+):
+    # 40 channels: depthwise_by_rows sums each piece in one einsum. 5x7 filters, NaN, inf
+    # and signed zeros among the values: the same bits as the whole-image path but for a
+    # NaN's payload.
+    from minigraph.ops import conv_kernels
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 15, 17, 40)).astype(np.float32)
+    x.flat[::97] = np.nan
+    x.flat[1::89] = np.inf
+    x.flat[2::83] = -0.0
+    f = rng.standard_normal((5, 7, 40, 1)).astype(np.float32)
+    f.flat[::11] = -0.0
+    xin = np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if fmt == "NCHW" else x
+    monkeypatch.setattr(conv_kernels, "_DEPTHWISE_ROWS_BYTES", 1 << 12)
+    rows = _run_depthwise(xin, f, strides, "SAME", fmt, dilations)
+    monkeypatch.setattr(conv_kernels, "_DEPTHWISE_MIN_ROW", 1 << 30)
+    whole = _run_depthwise(xin, f, strides, "SAME", fmt, dilations)
+    nan = np.isnan(rows) & np.isnan(whole)
+    assert nan.any() and rows.shape == whole.shape
+    assert (rows.view(np.uint32) == whole.view(np.uint32))[~nan].all()
 
 
 @pytest.mark.parametrize("patch_bytes", [1, 1 << 22])
