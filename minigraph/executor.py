@@ -132,9 +132,9 @@ class LocalExecutor:
     ``max_tensor_bytes`` caps the bytes one tensor may take in its runs (None:
     ``mg.config.max_tensor_bytes()``, the machine's free memory unless set);
     ``intra_op_threads`` the threads one kernel may use (None: ``mg.config.kernel_threads()``);
-    ``inter_op_threads`` how many big independent steps may run at once (None: the cores,
-    at most 4; 1: one at a time; see minigraph.interop); ``resources`` the variables its
-    kernels see (default: its own, empty).
+    ``inter_op_threads`` how many big independent steps may run at once (None: the cores
+    one kernel's threads leave, 1 to 4; 1: one at a time; see minigraph.interop);
+    ``resources`` the variables its kernels see (default: its own, empty).
     """
 
     def __init__(
@@ -146,7 +146,9 @@ class LocalExecutor:
     ) -> None:
         self.max_tensor_bytes = config.check_byte_count(max_tensor_bytes, "max_tensor_bytes")
         self.intra_op_threads = intra_op_threads
-        self.inter_op_threads = inter_op_threads or default_threads()
+        self.inter_op_threads = inter_op_threads or default_threads(
+            intra_op_threads or config.kernel_threads()
+        )
         self.resources = resources if resources is not None else ResourceManager()
         # Each plan's bound steps, dropped when the plan is (a Session drops unused plans).
         self._bound: dict[int, tuple[weakref.ref[Plan], _Bound]] = {}

@@ -51,9 +51,13 @@ class Schedule(NamedTuple):
         return sum(getattr(v, "nbytes", 0) for v in feed_values) >= BIG_STEP_BYTES
 
 
-def default_threads() -> int:
-    """The inter-op pool's size when a Session does not say: the cores, at most 4."""
-    return min(4, os.cpu_count() or 1)
+def default_threads(kernel_threads: int) -> int:
+    """The inter-op pool's size when a Session does not say: the cores that one kernel's
+    ``kernel_threads`` leave (at least 1, at most 4). The kernels split their own work over
+    their threads, so on 2 cores with 2 kernel threads steps run one at a time: two at once
+    oversubscribed the cores and cost ResNet50 at batch 8 290 against 248 ms, Xception 374
+    against 311 (and helped no model of benchmarks/applications.py)."""
+    return max(1, min(4, (os.cpu_count() or 1) // max(1, kernel_threads)))
 
 
 def _output_bytes(step: Step) -> int | None:

@@ -41,7 +41,8 @@ class ConfigProto:
     minigraph.blas).
     ``inter_op_parallelism_threads``: how many independent big CPU steps (1 MB of work or
     more, that do not depend on each other; see minigraph.interop) may run at once (0: the
-    cores, at most 4; 1: one step at a time).
+    cores that one kernel's threads leave, 1 to 4: one at a time where the kernels' threads
+    take every core; 1: one step at a time).
     ``allow_soft_placement``: run an op on the CPU when its device has no kernel for it.
     ``graph_options``: the optimizer passes (all on by default).
     """

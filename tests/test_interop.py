@@ -11,6 +11,7 @@ import pytest
 import minigraph as mg
 from minigraph import errors
 from minigraph.devices import parse_device
+from minigraph.executor import LocalExecutor
 from minigraph.interop import plan_schedule
 from minigraph.plan import build_plan
 from minigraph.registry import define_op, register_kernel
@@ -21,6 +22,12 @@ BIG = 1 << 18  # float32 elements: 1 MB, a "big" step
 
 def one_at_a_time():
     return mg.ConfigProto(inter_op_parallelism_threads=1)
+
+
+def two_at_once():
+    """Two steps at once (by default a machine whose kernel threads take every core runs
+    one at a time)."""
+    return mg.ConfigProto(inter_op_parallelism_threads=2)
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +74,7 @@ def _two_branches():
 def test_two_big_independent_steps_run_at_once():
     g, x, y = _two_branches()
     _meeting["barrier"] = threading.Barrier(2, timeout=20)
-    out = mg.Session(g).run(y, {x: np.ones(BIG, np.float32)})
+    out = mg.Session(g, config=two_at_once()).run(y, {x: np.ones(BIG, np.float32)})
     np.testing.assert_array_equal(out, np.full(BIG, 7.0, np.float32))
 
 
@@ -104,7 +111,7 @@ def test_a_value_lives_until_its_last_reader_is_done():
         y = late + early + wide
     plan = build_plan([y], [], [x], parse_device(None))
     assert plan_schedule(plan.steps, plan.fetch_slots) is not None
-    got = mg.Session(g).run(y, {x: a})
+    got = mg.Session(g, config=two_at_once()).run(y, {x: a})
     want = mg.Session(g, config=one_at_a_time()).run(y, {x: a})
     np.testing.assert_array_equal(got, want)
 
@@ -122,7 +129,7 @@ def test_the_seed_composition_gives_the_same_bits():
         positions = mg.dynamic_partition(mg.range(n), p, 8)
         y = mg.dynamic_stitch(positions, pieces)
     feeds = {d: data, p: parts}
-    got = mg.Session(g).run(y, feeds)
+    got = mg.Session(g, config=two_at_once()).run(y, feeds)
     want = mg.Session(g, config=one_at_a_time()).run(y, feeds)
     assert got.tobytes() == want.tobytes() == data.tobytes()
 
@@ -136,7 +143,7 @@ def test_an_error_in_a_threaded_step_names_its_node():
     idx = np.zeros(BIG, np.int32)
     idx[5] = BIG  # out of range
     with pytest.raises(errors.InvalidArgumentError, match=r"indices\[5\]") as e:
-        mg.Session(g).run(y, {x: np.ones(BIG, np.float32), i: idx})
+        mg.Session(g, config=two_at_once()).run(y, {x: np.ones(BIG, np.float32), i: idx})
     assert e.value.node_name in ("bad_gather", "good_gather")
 
 
@@ -161,7 +168,9 @@ def test_big_steps_at_different_depths_and_sizes_known_at_run_time_overlap():
     g, x, y = _unknown_sizes_at_different_depths("_TestMeet")
     _meeting["barrier"] = threading.Barrier(2, timeout=20)
     v = np.ones(BIG, np.float32)
-    np.testing.assert_array_equal(mg.Session(g).run(y, {x: v}), np.full(BIG, 4.0, np.float32))
+    np.testing.assert_array_equal(
+        mg.Session(g, config=two_at_once()).run(y, {x: v}), np.full(BIG, 4.0, np.float32)
+    )
 
 
 def test_steps_fed_small_inputs_stay_in_the_calling_thread():
@@ -169,9 +178,24 @@ def test_steps_fed_small_inputs_stay_in_the_calling_thread():
     plan = build_plan([y], [], [x], parse_device(None))
     assert plan_schedule(plan.steps, plan.fetch_slots) is not None  # sizes unknown: maybe
     _threads.clear()
-    out = mg.Session(g).run(y, {x: np.ones(1000, np.float32)})
+    out = mg.Session(g, config=two_at_once()).run(y, {x: np.ones(1000, np.float32)})
     np.testing.assert_array_equal(out, np.full(1000, 4.0, np.float32))
     assert _threads == [threading.current_thread().name] * 2
     _threads.clear()
-    mg.Session(g).run(y, {x: np.ones(BIG, np.float32)})
+    mg.Session(g, config=two_at_once()).run(y, {x: np.ones(BIG, np.float32)})
     assert len(_threads) == 2 and all(t.startswith("minigraph-interop") for t in _threads)
+
+
+@pytest.mark.parametrize(
+    "cores, kernel_threads, want",
+    [(2, 2, 1), (1, 1, 1), (8, 4, 2), (16, 4, 4), (64, 2, 4), (4, 8, 1)],
+)
+def test_the_default_pool_has_the_cores_a_kernels_threads_leave(
+    monkeypatch, cores, kernel_threads, want
+):
+    from minigraph import interop
+
+    monkeypatch.setattr(interop.os, "cpu_count", lambda: cores)
+    assert interop.default_threads(kernel_threads) == want
+    executor = LocalExecutor(intra_op_threads=kernel_threads)
+    assert executor.inter_op_threads == want
