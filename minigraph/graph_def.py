@@ -35,12 +35,21 @@ from .function_def import CALL_OP, Library, export_functions
 from .functionalize import LOOP_OPS, functionalize_loops
 from .graph import Graph, Operation, Output, provide
 from .op_def import group_listed_inputs
+from .op_kinds import CONTROL_FLOW_OPS
 from .opaque import INPUT_TYPES, OutputFacts, function_names, is_opaque, opaque_op, output_specs
 from .opaque import node_attrs as opaque_attrs
 from .opaque import write_attrs as write_opaque_attrs
 from .ref_variables import rewritten, to_resource_variables
 from .registry import OPS
-from .tf_proto import Fail, attr_from_proto, attr_to_proto, attr_value_kind, generic_attr, protos
+from .tf_proto import (
+    Fail,
+    attr_from_proto,
+    attr_to_proto,
+    attr_value_kind,
+    generic_attr,
+    protos,
+    split_input,
+)
 
 __all__ = [
     "import_graph_def",
@@ -56,25 +65,6 @@ __all__ = [
 
 # The GraphDef version TensorFlow 2.21 writes (tf.version.GRAPH_DEF_VERSION); exports say so.
 GRAPH_DEF_VERSION = 2474
-
-# TensorFlow 1's control flow (frames, dead tensors) and the Ref forms of it: refused
-# unless registered, with a hint of its own.
-CONTROL_FLOW_OPS = frozenset(
-    {
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "Merge",
-        "RefMerge",
-        "Switch",
-        "RefSwitch",
-        "_SwitchN",
-        "LoopCond",
-        "NextIteration",
-        "RefNextIteration",
-    }
-)
 
 # TensorFlow's own internal ops that its graphs hold (lowered Case): registered, and exported,
 # though their names start with "_" as minigraph's internal ones do.
@@ -237,16 +227,6 @@ def _check_supported(gd: Any, allow_unsupported: bool) -> None:
     )
 
 
-def _split_input(ref: str) -> tuple[str, int, bool]:
-    """(node, output index, is control) of a NodeDef input string."""
-    if ref.startswith("^"):
-        return ref[1:], -1, True
-    name, sep, index = ref.rpartition(":")
-    if sep and index.isdigit() and index.isascii():
-        return name, int(index), False
-    return ref, 0, False
-
-
 def _topological(gd: Any, mapped: set[str]) -> list[Any]:
     """The GraphDef's nodes, inputs first (stable); a missing input or a cycle is an error."""
     by_name: dict[str, Any] = {}
@@ -262,7 +242,7 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
     for node in gd.node:
         deps = set()
         for ref in node.input:
-            src, index, control = _split_input(ref)
+            src, index, control = split_input(ref)
             key = f"^{src}" if control else f"{src}:{index}"
             if key in mapped:
                 continue
@@ -293,7 +273,7 @@ def _topological(gd: Any, mapped: set[str]) -> list[Any]:
         g.add_nodes_from(stuck)
         for n in stuck:
             for ref in by_name[n].input:
-                src = _split_input(ref)[0]
+                src = split_input(ref)[0]
                 if waiting.get(src, 0) > 0:
                     g.add_edge(src, n)
         cycle = [u for u, _ in nx.find_cycle(g, source=stuck[0])]
@@ -360,7 +340,7 @@ def import_graph_def(
                 raise TypeError(f"input_map[{key!r}] must be an Operation, got {value!r}")
             mapping[key] = value.node
         else:
-            src, index, _ = _split_input(key)
+            src, index, _ = split_input(key)
             out = as_output(value)
             if out is None:
                 raise TypeError(f"input_map[{key!r}] must be an Output, got {value!r}")
@@ -376,7 +356,7 @@ def import_graph_def(
     order = _topological(gd, set(mapping))
     names = {n.name for n in gd.node}
     used = {
-        (lambda s: f"^{s[0]}" if s[2] else f"{s[0]}:{s[1]}")(_split_input(ref))
+        (lambda s: f"^{s[0]}" if s[2] else f"{s[0]}:{s[1]}")(split_input(ref))
         for n in gd.node
         for ref in n.input
     }
@@ -386,7 +366,7 @@ def import_graph_def(
             f"Attempted to map inputs that were not found in graph_def: {unused}"
         )
     for ref in return_elements or ():
-        if _split_input(ref)[0] not in names or ref.startswith("^"):
+        if split_input(ref)[0] not in names or ref.startswith("^"):
             raise errors.InvalidArgumentError(
                 f"Requested return_element {ref!r} not found in graph_def."
             )
@@ -415,7 +395,7 @@ def import_graph_def(
     results: list[Any] = []
     for ref in return_elements:
         if ":" in ref:
-            src, index, _ = _split_input(ref)
+            src, index, _ = split_input(ref)
             results.append(graph.get_tensor_by_name(f"{full(src)}:{index}"))
         else:
             results.append(graph.get_operation_by_name(full(ref)))
@@ -476,7 +456,7 @@ def _import_node(
     # As TF: the import's control dependencies go to the nodes with no inputs of their own.
     control: list[Any] = [] if len(nd.input) else list(scope.control_deps)
     for ref in nd.input:
-        src, index, is_control = _split_input(ref)
+        src, index, is_control = split_input(ref)
         if is_control:
             node = mapping.get(f"^{src}")
             if node is None:

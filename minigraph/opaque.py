@@ -38,9 +38,10 @@ from . import errors
 from .dtypes import DType
 from .graph import Node, Output
 from .op_def import ArgDef, OpDef, parse_attr
+from .op_kinds import unsupported_kind
 from .registry import OPS
 from .shapes import TensorShape, unknown_shape
-from .tf_proto import Fail, _enum_to_dtype, _shape_from_proto
+from .tf_proto import Fail, _enum_to_dtype, _shape_from_proto, split_input
 
 __all__ = [
     "UNKNOWN",
@@ -105,8 +106,6 @@ def is_opaque(op_def: OpDef) -> bool:
 
 
 def _make(op_type: str) -> OpDef:
-    from .graph_files import unsupported_kind
-
     kind, hint = unsupported_kind(op_type)
     attrs = (
         f"{INPUT_TYPES}: list(type)",
@@ -156,12 +155,10 @@ def output_specs(
 ) -> dict[str, tuple[list[DType], list[TensorShape], list[str]]]:
     """(dtypes, shapes, output arg names) of each kept node's outputs (see the module
     docstring); ``defs`` are the library's FunctionDefs, by name."""
-    from .graph_def import _split_input
-
     reads: dict[str, dict[int, DType | None]] = {n: {} for n in kept}
 
     def note(ref: str, dtype: DType | None) -> None:
-        src, index, control = _split_input(ref)
+        src, index, control = split_input(ref)
         if control or src not in kept:
             return
         if index >= MAX_OUTPUTS:

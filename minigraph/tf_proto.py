@@ -358,3 +358,13 @@ def attr_to_proto(p: Any, a: AttrDef, value: Any) -> Any:
     else:  # pragma: no cover - a new attr kind must be added here
         raise errors.UnimplementedError(f"cannot export attr kind {a.kind!r}")
     return av
+
+
+def split_input(ref: str) -> tuple[str, int, bool]:
+    """(node, output index, is control) of a NodeDef input string."""
+    if ref.startswith("^"):
+        return ref[1:], -1, True
+    name, sep, index = ref.rpartition(":")
+    if sep and index.isdigit() and index.isascii():
+        return name, int(index), False
+    return ref, 0, False
