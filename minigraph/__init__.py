@@ -235,7 +235,6 @@ from .ops.slice_ops import (  # noqa: E402  (the op library needs the runtime ab
     reverse,
     split,
     stack,
-    strided_slice,
     tile,
     unstack,
 )
@@ -247,6 +246,9 @@ from .ops.sparse_segment_ops import (  # noqa: E402  (the op library needs the r
     sparse_segment_mean,
     sparse_segment_sqrt_n,
     sparse_segment_sum,
+)
+from .ops.strided_slice_ops import (  # noqa: E402  (the op library needs the runtime above)
+    strided_slice,
 )
 from .ops.tensor_array import TensorArray  # noqa: E402  (the op library needs the runtime above)
 from .ops.variables import (  # noqa: E402  (the op library needs the runtime above)

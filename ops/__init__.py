@@ -61,6 +61,7 @@ from minigraph.ops import (  # noqa: F401  (importing a family registers its ops
     slice_ops,
     spacetobatch_ops,
     sparse_segment_ops,
+    strided_slice_ops,
     switch_merge_ops,
     tensor_array,
     tensor_array_ops,
@@ -110,6 +111,7 @@ from minigraph.ops.shape_ops import *  # noqa: F403
 from minigraph.ops.slice_ops import *  # noqa: F403
 from minigraph.ops.spacetobatch_ops import *  # noqa: F403
 from minigraph.ops.sparse_segment_ops import *  # noqa: F403
+from minigraph.ops.strided_slice_ops import *  # noqa: F403
 from minigraph.ops.switch_merge_ops import *  # noqa: F403
 from minigraph.ops.tensor_array import *  # noqa: F403
 from minigraph.ops.tensor_array_ops import *  # noqa: F403
@@ -120,6 +122,7 @@ FAMILIES = (
     array_ops,
     shape_ops,
     slice_ops,
+    strided_slice_ops,
     pad_ops,
     gather_ops,
     math_ops,

@@ -3,7 +3,7 @@ gradient graph reads (and exports) as TensorFlow's: StridedSliceGrad (the gradie
 StridedSlice) and MirrorPadGrad (of MirrorPad).
 
 Each scatters a gradient back to its input's shape: StridedSliceGrad writes ``dy`` into
-zeros through the very index StridedSlice reads (slice_ops.strided_slice_index), and
+zeros through the very index StridedSlice reads (strided_slice_ops.strided_slice_index), and
 MirrorPadGrad folds each mirrored border back onto the cells it copied, one vectorised
 add a padded side.
 """
@@ -19,7 +19,7 @@ from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import INDEX_TYPES, host_array, shape_str
 from minigraph.ops.pad_ops import check_paddings
-from minigraph.ops.slice_ops import strided_slice_index
+from minigraph.ops.strided_slice_ops import strided_slice_index
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, unknown_shape, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class

@@ -23,7 +23,7 @@ from minigraph.ops import (  # noqa: F401  (the ops named here)
 )
 from minigraph.ops.grad_util import shape_of, static_dims
 from minigraph.ops.shape_ops import shape
-from minigraph.ops.slice_ops import strided_slice
+from minigraph.ops.strided_slice_ops import strided_slice
 from minigraph.registry import not_differentiable, register_gradient
 from minigraph.wrappers import apply_op
 

@@ -26,7 +26,8 @@ from minigraph.ops.pad_ops import pad
 from minigraph.ops.reduction_ops import reduce_sum
 from minigraph.ops.shape_ops import rank, reshape, shape, size, transpose
 from minigraph.ops.shape_ops import slice as slice_op
-from minigraph.ops.slice_ops import concat, reverse, split, stack, strided_slice, unstack
+from minigraph.ops.slice_ops import concat, reverse, split, stack, unstack
+from minigraph.ops.strided_slice_ops import strided_slice
 from minigraph.registry import register_gradient
 
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
