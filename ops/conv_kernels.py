@@ -187,7 +187,7 @@ _DEPTHWISE_MIN_ROW = 256
 # depthwise_by_rows sums a piece's taps in one einsum from this many channels (with fewer
 # its inner loop over the channels is short: a multiply and an add a tap are faster; with
 # one channel einsum's inner loop may become the taps, summed in another order):
-# [8,56,44] 5x5 8.0 -> 5.2 ms, [8,112,11] 3x3 3.3 -> 8.2 (2 cores).
+# [8,56,44] 5x5 8.0 -> 5.2 ms, but [8,112,11] 3x3 3.3 -> 8.2 (2 cores).
 _DEPTHWISE_EINSUM_CHANNELS = 32
 # depthwise_by_rows's pieces: about this many bytes of output (fewer, longer NumPy calls
 # let both threads run: [8,40,40,144] 2 threads, 256 KB pieces 4.75 ms, 1 MB 3.97).

@@ -18,7 +18,7 @@ import numpy as np
 from minigraph import dtypes, errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
-from minigraph.kernel import KernelContext
+from minigraph.kernel import PARALLEL_MIN_BYTES, KernelContext
 from minigraph.ops.common import NUMBER, matrix_product, shape_str, type_set
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, with_rank
@@ -103,9 +103,12 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
         ctx.fail(
             f"Matrix size-incompatible: In[0]: {shape_str(a.shape)}, In[1]: {shape_str(b.shape)}"
         )
-    ctx.check_size((xa.shape[0], xb.shape[1]), a.dtype)
-    if ctx.xp is np and a.dtype != np.float16:  # a large product on every thread
-        out = ctx.empty((xa.shape[0], xb.shape[1]), a.dtype)
+    shape = (xa.shape[0], xb.shape[1])
+    ctx.check_size(shape, a.dtype)
+    work = a.nbytes + b.nbytes + shape[0] * shape[1] * a.itemsize
+    if ctx.xp is np and a.dtype != np.float16 and work >= PARALLEL_MIN_BYTES:
+        # a large product on every thread (a small one, a loop body's, pays nothing more)
+        out = ctx.empty(shape, a.dtype)
         matrix_product(ctx, xa, xb, out)
         return out
     return _product(ctx.xp, xa, xb)
