@@ -19,7 +19,7 @@ from minigraph.inference import InferenceContext, TensorSpec, shape_from_value
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import INDEX_TYPES, host_array, shape_str
 from minigraph.ops.pad_ops import check_paddings
-from minigraph.ops.strided_slice_ops import strided_slice_index
+from minigraph.ops.strided_slice_ops import SLICE_ATTRS, strided_slice_index
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, unknown_shape, with_rank
 from minigraph.wrappers import make_builder, make_wrapper_class
@@ -56,15 +56,7 @@ STRIDED_SLICE_GRAD = define_op(
     "StridedSliceGrad",
     inputs=["shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"],
     outputs=["output: T"],
-    attrs=[
-        "T: type",
-        f"Index: {INDEX_TYPES}",
-        "begin_mask: int = 0",
-        "end_mask: int = 0",
-        "ellipsis_mask: int = 0",
-        "new_axis_mask: int = 0",
-        "shrink_axis_mask: int = 0",
-    ],
+    attrs=SLICE_ATTRS,
     shape_fn=_strided_slice_grad_shape,
     host_inputs=["shape", "begin", "end", "strides"],
     doc="The gradient of StridedSlice: zeros of ``shape`` with ``dy`` written where "

@@ -98,19 +98,22 @@ def _strided_slice_shape(
     return _apply_slice_to_dims(c, x.shape.dims, spec)
 
 
+# StridedSlice's attrs, and StridedSliceGrad's (array_grad_ops).
+SLICE_ATTRS = [
+    "T: type",
+    f"Index: {INDEX_TYPES}",
+    "begin_mask: int = 0",
+    "end_mask: int = 0",
+    "ellipsis_mask: int = 0",
+    "new_axis_mask: int = 0",
+    "shrink_axis_mask: int = 0",
+]
+
 STRIDED_SLICE = define_op(
     "StridedSlice",
     inputs=["input: T", "begin: Index", "end: Index", "strides: Index"],
     outputs=["output: T"],
-    attrs=[
-        "T: type",
-        f"Index: {INDEX_TYPES}",
-        "begin_mask: int = 0",
-        "end_mask: int = 0",
-        "ellipsis_mask: int = 0",
-        "new_axis_mask: int = 0",
-        "shrink_axis_mask: int = 0",
-    ],
+    attrs=SLICE_ATTRS,
     shape_fn=_strided_slice_shape,
     host_inputs=["begin", "end", "strides"],
     aliases_input=True,
