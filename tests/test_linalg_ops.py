@@ -143,6 +143,25 @@ def test_matmul_matches_numpy(data):
     np.testing.assert_allclose(got, expected, rtol=1e-3 if dtype == np.float16 else 1e-6)
 
 
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transpose_a",
+    [
+        ((1100, 600), (600, 700), False),
+        ((300, 1200), (1200, 1500), False),  # more columns than rows: column slices
+        ((900, 1100), (900, 500), True),
+    ],
+)
+def test_large_matmuls_split_over_threads_match_a_plain_sum(a_shape, b_shape, transpose_a):
+    """Products of 4 MB or more are cut into row (or, with more columns than rows, column)
+    slices, one a kernel thread: each entry still the sum of its row times its column."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(a_shape)
+    b = rng.standard_normal(b_shape)
+    got = run(lambda x, y: mg.matmul(x, y, transpose_a=transpose_a), a, b)
+    want = np.einsum("ik,kj->ij", a.T if transpose_a else a, b)  # no BLAS
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-11)
+
+
 def test_matmul_emits_matmul_or_batch_matmul():
     g = mg.Graph()
     with g.as_default():
