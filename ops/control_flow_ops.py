@@ -426,7 +426,8 @@ def while_loop(
 
     def body_fn(*args: Any) -> Any:
         result = body(*args[:n])
-        results = [result] if single and not isinstance(result, list | tuple) else result
+        # TensorFlow takes one bare tensor for one loop variable, given bare or in a list.
+        results = [result] if n == 1 and not isinstance(result, list | tuple) else result
         if not isinstance(results, list | tuple) or len(results) != n:
             got = len(results) if isinstance(results, list | tuple) else 1
             raise errors.InvalidArgumentError(

@@ -59,6 +59,16 @@ def test_while_loop_captures_outer_tensors_and_returns_structure():
     assert isinstance(pair, tuple)
 
 
+def test_while_loop_one_variable_in_a_list_takes_a_bare_body_result():
+    # tf.while_loop(c, lambda i: i + 1, [i]) runs in TensorFlow 2: the result stays a list.
+    g = mg.Graph()
+    with g.as_default():
+        n = mg.placeholder(mg.int32, [])
+        looped = mg.while_loop(lambda i: i < n, lambda i: i + 1, [mg.constant(0)])
+    assert isinstance(looped, list) and len(looped) == 1
+    assert _run(looped, {n: 5}) == [5]
+
+
 def test_while_loop_shape_invariants_let_a_shape_grow():
     g = mg.Graph()
     with g.as_default():
