@@ -116,12 +116,15 @@ class TensorShape:
         return self
 
     def is_compatible_with(self, other: Any) -> bool:
-        other = as_shape(other)
-        if self._dims is None or other._dims is None:
+        if type(other) is tuple and all(type(d) is int and d >= 0 for d in other):
+            dims = other  # an array's shape, as kernels check it: no TensorShape made
+        else:
+            dims = as_shape(other)._dims
+        if self._dims is None or dims is None:
             return True
-        if len(self._dims) != len(other._dims):
+        if len(self._dims) != len(dims):
             return False
-        return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+        return all(a is None or a == b or b is None for a, b in zip(self._dims, dims))
 
     def merge_with(self, other: Any) -> TensorShape:
         """The most specific shape compatible with both; ShapeError if they conflict."""

@@ -50,7 +50,8 @@ class TensorList:
     max_num_elements: int = -1
 
     def with_items(self, items: tuple[Any, ...]) -> TensorList:
-        return dataclasses.replace(self, items=items)
+        # (the constructor itself: dataclasses.replace took 3 µs of a loop's list write)
+        return TensorList(items, self.element_dtype, self.element_shape, self.max_num_elements)
 
     def __repr__(self) -> str:
         return (
