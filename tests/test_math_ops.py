@@ -778,15 +778,21 @@ def test_broadcasting_ops_on_short_repeated_operands_give_numpys_bits(x_shape, y
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_sigmoid_is_one_over_one_plus_exp_without_overflow_bitwise(dtype):
-    # 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|): sigmoid(-100) in float32
-    # is 3.7e-44, not 0 (docs/semantics.md), and the two halves meet at 0.5.
+def test_sigmoid_is_one_over_one_plus_exp_bitwise(dtype):
+    # float32/64: 1 / (1 + exp(-x)), 0 where exp(-x) overflows (TensorFlow's float32
+    # sigmoid(-100) is 0 too). float16 computes e = exp(-|x|) <= 1 and gives 1 / (1 + e) for
+    # x >= 0, e / (1 + e) below: exp(-x) would overflow from x < -11, where the sigmoid is
+    # still a float16 number (6.1e-6 at -12, as TensorFlow's).
     rng = np.random.default_rng(11)
     x = (rng.standard_normal(5000) * 30).astype(dtype)
-    x[:6] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -100]
+    x[:7] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -100, -12]
     with np.errstate(all="ignore"):
-        e = np.exp(-np.abs(x))
-        want = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        if dtype == np.float16:
+            e = np.exp(-np.abs(x))
+            want = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        else:
+            want = 1 / (1 + np.exp(-x))
+    assert want[6] > 0 and (want[5] == 0 or dtype == np.float64)  # -100: 3.7e-44 in float64
     keep = x.copy()
     # of a fed array, and of a computed one (x * 1): a buffer the kernel may write into
     for got in run(lambda t: [mg.sigmoid(t), mg.sigmoid(t * 1.0)], x):
