@@ -26,6 +26,9 @@ from minigraph.wrappers import as_output, convert_to_output, make_builder, make_
 
 BUILDERS = ("matmul", "einsum")
 
+# As in the elementwise kernels: an operand this large may be an unpaid broadcast view.
+_CHECKED_SIZE = 1 << 20
+
 _INTS = (dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
 MATMUL_TYPES = type_set(dtypes.FLOAT_TYPES + _INTS + dtypes.COMPLEX_TYPES)
 BATCH_MATMUL_TYPES = type_set(dtypes.FLOAT_TYPES + (dtypes.int16,) + _INTS + dtypes.COMPLEX_TYPES)
@@ -104,8 +107,11 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
             f"Matrix size-incompatible: In[0]: {shape_str(a.shape)}, In[1]: {shape_str(b.shape)}"
         )
     shape = (xa.shape[0], xb.shape[1])
-    ctx.check_size(shape, a.dtype)
-    work = a.nbytes + b.nbytes + shape[0] * shape[1] * a.itemsize
+    size = shape[0] * shape[1]
+    if size >= _CHECKED_SIZE or size > max(a.size, b.size):
+        ctx.check_size(shape, a.dtype)  # (as elementwise kernels: a small output no larger
+        # than an input is not checked, to keep a loop body's small products cheap)
+    work = a.nbytes + b.nbytes + size * a.itemsize
     if ctx.xp is np and a.dtype != np.float16 and work >= PARALLEL_MIN_BYTES:
         # a large product on every thread (a small one, a loop body's, pays nothing more)
         out = ctx.empty(shape, a.dtype)
