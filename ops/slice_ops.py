@@ -300,18 +300,17 @@ def _pieces(xp: Any, value: Any, bounds: list[int], axis: int) -> list[Any]:
     pieces of many short rows, which are copied a row at a time, each row one opaque item
     (NumPy's own copy would call its inner loop once per row too): an LSTM cell's four
     gates at batch 1024, [1024, 20] into 4, are copies; at batch 1, views."""
-    last = axis == value.ndim - 1
-    copy_rows = xp is np and last and value.size >= _COPIED_MIN_ROWS * value.shape[-1]
-    index = [slice(None)] * value.ndim
-    pieces = []
-    for start, stop in zip(bounds, bounds[1:]):
-        index[axis] = slice(start, stop)
-        piece = value[tuple(index)]
-        contiguous_rows = piece.strides[-1] == piece.itemsize
-        if copy_rows and 1 < piece.shape[-1] < value.shape[-1] and contiguous_rows:
+    lead = (slice(None),) * axis
+    pieces = [value[(*lead, slice(start, stop))] for start, stop in zip(bounds, bounds[1:])]
+    copy_rows = (
+        xp is np and axis == value.ndim - 1 and value.size >= _COPIED_MIN_ROWS * value.shape[-1]
+    )
+    if not copy_rows:
+        return pieces
+    for i, piece in enumerate(pieces):
+        if 1 < piece.shape[-1] < value.shape[-1] and piece.strides[-1] == piece.itemsize:
             item = row_element(piece.shape[-1] * piece.itemsize)
-            piece = piece.view(item).copy().view(piece.dtype)
-        pieces.append(piece)
+            pieces[i] = piece.view(item).copy().view(piece.dtype)
     return pieces
 
 
