@@ -16,14 +16,18 @@ import numpy as np
 
 __all__ = ["widened"]
 
-# A short repeated operand is tiled to about this many elements' run.
+# A short repeated operand is tiled to about this many elements' run, ...
 _WIDE_RUN = 1 << 10
+# ... when it repeats at least this many times: tiling costs about 2.5 µs, a repeat saves
+# 10-20 ns of NumPy's loop setup (an LSTM's [64, 256] bias add: 4.6 µs, 7.4 widened).
+_WIDE_MIN_REPEATS = 1 << 10
 
 
 def widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
     """The inputs and ``out`` as [rows, run] views, with each input that repeats a short
     block of ``out``'s trailing axes (a bias or a scale of a few channels) tiled to the
-    run; unchanged unless every input is that, ``out``'s shape, or a single element.
+    run; unchanged unless every input is that, ``out``'s shape, or a single element, and
+    the block repeats at least _WIDE_MIN_REPEATS times.
 
     A scale of 4 channels over [1024, 8, 8, 4] took 0.30 ms a multiply, against 0.05 with
     runs of 1024. Only for functions that pair elements as NumPy broadcasting does (ufuncs;
@@ -40,7 +44,7 @@ def widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], 
         if trailing != out.shape[out.ndim - len(trailing) :] or not x.flags.c_contiguous:
             return inputs, out
         block = max(block, x.size)
-    if not block or block * 2 > _WIDE_RUN:
+    if not block or block * 2 > _WIDE_RUN or out.size < block * _WIDE_MIN_REPEATS:
         return inputs, out
     # The most repeats, up to _WIDE_RUN // block, that divide the rows (both powers of two).
     repeats = math.gcd(out.size // block, 1 << ((_WIDE_RUN // block).bit_length() - 1))
