@@ -116,6 +116,7 @@ class TensorShape:
         return self
 
     def is_compatible_with(self, other: Any) -> bool:
+        dims: tuple[int | None, ...] | None
         if type(other) is tuple and all(type(d) is int and d >= 0 for d in other):
             dims = other  # an array's shape, as kernels check it: no TensorShape made
         else:

@@ -45,6 +45,10 @@ def test_tensor_shape_properties():
     assert s.rank == 2 and s.dims == (None, 3) and s.as_list() == [None, 3]
     assert not s.is_fully_defined() and s.num_elements() is None
     assert s.is_compatible_with([5, 3]) and not s.is_compatible_with([5, 4])
+    # an array's shape tuple (the kernels' fast path) reads as the same list would
+    assert s.is_compatible_with(np.empty((5, 3)).shape) and not s.is_compatible_with((5, 4))
+    assert not s.is_compatible_with((3,)) and s.is_compatible_with((-1, 3))  # -1: unknown
+    assert s.is_compatible_with((np.int64(7), 3)) and mg.TensorShape(None).is_compatible_with(())
     assert mg.TensorShape(None).rank is None and mg.TensorShape(None).dims is None
     assert mg.TensorShape([2, 3]).num_elements() == 6
     assert str(s) == "[?,3]" and str(mg.TensorShape(None)) == "<unknown>"
