@@ -34,7 +34,7 @@ def widened(inputs: tuple[Any, ...], out: np.ndarray) -> tuple[tuple[Any, ...], 
     ``Elementwise.broadcasts`` in a fused chain), so each element still meets the same
     operands: the bits do not change.
     """
-    if out.ndim < 2 or not out.flags.c_contiguous:
+    if out.ndim < 2 or out.size < _WIDE_MIN_REPEATS or not out.flags.c_contiguous:
         return inputs, out
     block = 0  # the longest repeated block, in elements
     for x in inputs:

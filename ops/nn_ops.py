@@ -93,8 +93,11 @@ def _bias_add_into(xp: Any, attrs: Any) -> Callable[..., Any]:
     data_format = attrs["data_format"]
 
     def into(x: Any, b: Any, out: Any) -> Any:
+        axis = bias_axis(data_format, x.ndim)
+        if axis == x.ndim - 1:  # channels last: b broadcasts as it is
+            return xp.add(x, b, out=out)
         shape = [1] * x.ndim
-        shape[bias_axis(data_format, x.ndim)] = b.shape[0]
+        shape[axis] = b.shape[0]
         return xp.add(x, b.reshape(shape), out=out)
 
     return into
