@@ -217,7 +217,8 @@ def test_scalar_variables_stay_arrays(any_device):
         assert sess.run(v) == 0.0 and sess.run(step) == 1
 
 
-def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit():
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit(nesterov):
     """A variable of more elements than one block (the host runs the update block by block
     on both cores): every element as TensorFlow's formula in TF's order, written out here."""
     rng = np.random.default_rng(5)
@@ -230,7 +231,9 @@ def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit():
     with g.as_default():
         var, m, v = (mg.Variable(a, name=k) for a, k in ((var0, "w"), (m0, "m"), (v0, "v")))
         ops.ResourceApplyAdam(
-            current_scope(), var.handle, m.handle, v.handle, b1p, b2p, lr, beta1, beta2, eps, grad
+            current_scope(),
+            *(var.handle, m.handle, v.handle, b1p, b2p, lr, beta1, beta2, eps, grad),
+            use_nesterov=nesterov,
         )
         update = g.get_operation_by_name("ResourceApplyAdam")
         init = mg.global_variables_initializer()
@@ -241,6 +244,7 @@ def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit():
     alpha = lr * np.sqrt(np.float32(1) - b2p) / (np.float32(1) - b1p)
     m1 = m0 + (grad - m0) * (np.float32(1) - beta1)
     v1 = v0 + (grad * grad - v0) * (np.float32(1) - beta2)
-    var1 = var0 - (m1 * alpha) / (np.sqrt(v1) + eps)
+    numerator = (grad * (np.float32(1) - beta1) + beta1 * m1) if nesterov else m1
+    var1 = var0 - (numerator * alpha) / (np.sqrt(v1) + eps)
     for have, want in zip(got, [var1, m1, v1]):
         np.testing.assert_array_equal(have, want)
