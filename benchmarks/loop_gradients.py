@@ -3,7 +3,7 @@ tests/fixtures/control_flow (a While over 32 steps), forward alone and forward p
 gradient of sum(output) with respect to the input, in minigraph and in TensorFlow 2.21's
 Session on the same GraphDef.
 
-    python benchmarks/loop_gradients.py [--repeat 20] [--tf-python /path/to/python]
+    python benchmarks/loop_gradients.py [--repeat 20] [--peers-python /path/to/python]
 
 minigraph differentiates a loop by running it again with its iterations' inputs kept and
 then a backward loop that recomputes each body (docs/training.md, "Control flow"), so its
@@ -79,7 +79,9 @@ def worker(name: str, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--tf-python", default=None, help="an interpreter with TensorFlow")
+    parser.add_argument(  # the other benchmarks' name; --tf-python as it was first called
+        "--peers-python", "--tf-python", dest="tf_python", help="an interpreter with TensorFlow"
+    )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -4,12 +4,12 @@ and as TensorFlow 2.21 runs it: tf.compat.v1.train in graph mode (a Session) and
 step as a tf.function (GradientTape and ResourceApplyAdam, the update AdamOptimizer makes).
 
     python benchmarks/training.py [--model mlp|cnn] [--batch 128] [--rounds 30]
-                                  [--tf-python /path/to/python]
+                                  [--peers-python /path/to/python]
 
 A step is ``Session.run(train_op, feed_dict={x: batch, y: labels})``: the forward pass,
 the gradients and one ResourceApplyAdam per variable (4), with fixed fed arrays. TensorFlow
 runs in a worker process (this file with ``--worker``, under an interpreter that has it:
-``--tf-python``, default this one if it can) that builds the same model from the same
+``--peers-python``, default this one if it can) that builds the same model from the same
 initial values and times its steps when asked, so the two are timed in interleaved rounds
 (timing.interleaved_seconds), each the median of CALLS steps in a row. Printed: the median
 ms of a step for each and the median over rounds of minigraph's time over TensorFlow's; and
@@ -173,7 +173,9 @@ def main() -> None:
     parser.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--tf-python", default=None, help="an interpreter with TensorFlow")
+    parser.add_argument(  # the other benchmarks' name; --tf-python as it was first called
+        "--peers-python", "--tf-python", dest="tf_python", help="an interpreter with TensorFlow"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -252,7 +254,7 @@ def start_worker(python: str | None, batch: int, model: str) -> subprocess.Popen
     """TensorFlow's worker, or None after saying why it is skipped."""
     if python is None:
         if importlib.util.find_spec("tensorflow") is None:
-            print("TensorFlow is not importable here (pass --tf-python); timing minigraph only")
+            print("TensorFlow is not importable here (pass --peers-python); timing minigraph only")
             return None
         python = sys.executable
     proc = subprocess.Popen(
