@@ -45,7 +45,7 @@ import numpy as np
 from . import errors
 from .devices import is_cupy
 from .fusion_cuda import chain_kernel
-from .kernel import KernelContext
+from .kernel import UNPAID_VIEW_SIZE, KernelContext
 from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
 from .runs import widened
 
@@ -64,8 +64,6 @@ _BLOCK_BYTES = 1 << 19
 # takes in one call over the whole array (4 KB apart for float32), and gets the same bits
 # from an inexact function (exp, tanh...) or from maximum's choice between signed zeros.
 _BLOCK_ALIGN = 1 << 10
-# As in the unfused kernels: an input this large may be an unpaid broadcast view.
-_CHECKED_SIZE = 1 << 20
 Shape = tuple[int, ...]
 _UNKNOWN: Any = object()
 _SHAPES_KEPT = 64  # result shapes remembered per step (batch sizes vary)
@@ -133,7 +131,7 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         return _unfused(ctx, inputs)
     dtype = inputs[0].dtype
     size = math.prod(shape)
-    if size >= _CHECKED_SIZE or shape not in key:
+    if size >= UNPAID_VIEW_SIZE or shape not in key:
         try:  # an input may be an unpaid broadcast view, or the chain broadcasts up
             ctx.check_size(shape, dtype)
         except errors.ResourceExhaustedError:  # named as the unfused op that grows it

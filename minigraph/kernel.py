@@ -31,6 +31,11 @@ _INT64_MAX = 2**63 - 1
 # Below this much work, starting threads costs more than they save.
 PARALLEL_MIN_BYTES = 1 << 22
 
+# An input of this many elements may be a broadcast view (a fed np.broadcast_to, a
+# BroadcastTo output) whose size nothing has paid for yet: a kernel checks the size of its
+# new output first. Smaller ones are not checked, to keep the per-node cost of small ops low.
+UNPAID_VIEW_SIZE = 1 << 20
+
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 

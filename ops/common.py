@@ -244,14 +244,11 @@ def select_bits(xp: Any, cond: Any, t: Any, e: Any) -> Any:
     return bits.view(t.dtype)
 
 
-def widened_ufunc(ctx: KernelContext, ufunc: Any, x: Any, y: Any, out: Any = None) -> Any:
-    """``ufunc(x, y, out=out)`` for host arrays that broadcast (``out`` None: a new array of
-    the broadcast shape and x's dtype, whose size the caller has checked), run on [rows,
+def widened_ufunc(ufunc: Any, x: Any, y: Any, out: Any) -> Any:
+    """``ufunc(x, y, out=out)`` for host arrays that broadcast to ``out``, run on [rows,
     run] views when an operand repeats a short block of trailing axes (minigraph.runs): a
     bias of 4 channels over [1024, 8, 8, 4] then takes one inner loop per 1024 elements,
     not per pixel. The same bits."""
-    if out is None:
-        out = ctx.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
     (wx, wy), wide = widened((x, y), out)
     ufunc(wx, wy, out=wide)
     return out

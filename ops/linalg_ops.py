@@ -18,16 +18,13 @@ import numpy as np
 from minigraph import dtypes, errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
-from minigraph.kernel import PARALLEL_MIN_BYTES, KernelContext
+from minigraph.kernel import PARALLEL_MIN_BYTES, UNPAID_VIEW_SIZE, KernelContext
 from minigraph.ops.common import NUMBER, matrix_product, shape_str, type_set
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, with_rank
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
 BUILDERS = ("matmul", "einsum")
-
-# As in the elementwise kernels: an operand this large may be an unpaid broadcast view.
-_CHECKED_SIZE = 1 << 20
 
 _INTS = (dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
 MATMUL_TYPES = type_set(dtypes.FLOAT_TYPES + _INTS + dtypes.COMPLEX_TYPES)
@@ -108,7 +105,7 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
         )
     shape = (xa.shape[0], xb.shape[1])
     size = shape[0] * shape[1]
-    if size >= _CHECKED_SIZE or size > max(a.size, b.size):
+    if size >= UNPAID_VIEW_SIZE or size > max(a.size, b.size):
         ctx.check_size(shape, a.dtype)  # (as elementwise kernels: a small output no larger
         # than an input is not checked, to keep a loop body's small products cheap)
     work = a.nbytes + b.nbytes + size * a.itemsize

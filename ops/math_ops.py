@@ -28,7 +28,7 @@ import numpy as np
 from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
-from minigraph.kernel import KernelContext
+from minigraph.kernel import UNPAID_VIEW_SIZE, KernelContext
 from minigraph.op_def import Elementwise
 from minigraph.ops import special
 from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set, widened_ufunc
@@ -111,10 +111,6 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 # Reusing an input buffer saves memory and page faults on large tensors; below this many
 # elements a fresh array costs less than checking whether one can be reused.
 _FORWARD_MIN_SIZE = 4096
-# An input of this many elements may be a broadcast view (a fed np.broadcast_to, a
-# BroadcastTo output) whose size nothing has paid for yet: the new output is checked first.
-# Smaller ones are not, to keep the per-node cost of small ops low.
-_CHECKED_SIZE = 1 << 20
 
 
 def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any) -> Any:
@@ -166,13 +162,14 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
         out = None
         if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x, y), shape, x.dtype)
-        if out is None and x.size >= _CHECKED_SIZE:
+        if out is None and x.size >= UNPAID_VIEW_SIZE:
             ctx.check_size(shape, x.dtype)  # x may be a broadcast view: its size is unpaid
         if plain:  # the executor's hot path (Add, Mul...): one ufunc call
             ufunc = np_fn if xp is np else getattr(xp, fn)
             if forwards and xp is np and x.ndim and y.ndim and x.shape != y.shape:
                 if out is not None or math.prod(shape) >= _FORWARD_MIN_SIZE:
-                    return widened_ufunc(ctx, ufunc, x, y, out)  # a short repeated operand
+                    out = ctx.empty(shape, x.dtype) if out is None else out
+                    return widened_ufunc(ufunc, x, y, out)  # a short repeated operand
             r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
             return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
         r = _compute(ctx, fn, np_fn, (x, y), out)
@@ -203,7 +200,7 @@ def _unary_kernel(fn: Any, out_type: Any) -> Any:
         out = None
         if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x,), x.shape, x.dtype)
-        if out is None and x.size >= _CHECKED_SIZE:
+        if out is None and x.size >= UNPAID_VIEW_SIZE:
             ctx.check_size(x.shape, x.dtype)  # x may be a broadcast view: its size is unpaid
         r = _compute(ctx, fn, np_fn, (x,), out)
         return _finish(ctx.xp, r, x.dtype if out_type is None else out_type, x.shape)

@@ -146,7 +146,7 @@ def _bias_add_kernel(ctx: KernelContext, x: Any, b: Any) -> Any:
     shape[axis] = b.shape[0]
     if ctx.xp is np and x.size >= _WIDENED_MIN_SIZE and x.dtype == b.dtype:
         out = ctx.output_buffer((x,), x.shape, x.dtype)
-        return widened_ufunc(ctx, np.add, x, b.reshape(shape), out)
+        return widened_ufunc(np.add, x, b.reshape(shape), out)
     return x + b.reshape(shape)
 
 
