@@ -423,3 +423,18 @@ def test_wrong_dtypes_are_refused():
             mg.matmul(np.ones((2, 2, 2), np.int8), np.ones((2, 2), np.int8))
         with pytest.raises(errors.InvalidArgumentError, match="does not mix dtypes"):
             mg.einsum("i,i", mg.placeholder(mg.float32), mg.placeholder(mg.float64))
+
+
+def test_a_matmul_output_larger_than_its_operands_is_checked_against_the_cap():
+    # Small products skip the size check only when the output is no larger than an
+    # operand (as elementwise kernels); an outer product grows past both, and is checked.
+    g = mg.Graph()
+    with g.as_default():
+        a = mg.placeholder(mg.float64, [None, None])
+        b = mg.placeholder(mg.float64, [None, None])
+        p = mg.matmul(a, b)
+    sess = mg.Session(g, max_tensor_bytes=16 * 1024)
+    with pytest.raises(errors.ResourceExhaustedError, match="MatMul"):
+        sess.run(p, {a: np.ones((64, 1)), b: np.ones((1, 64))})  # 32 KB out of 512 B in
+    x, w = np.arange(64.0).reshape(1, 64), np.ones((64, 8))
+    np.testing.assert_array_equal(sess.run(p, {a: x, b: w}), np.full((1, 8), x.sum()))
