@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import errors
 from .dtypes import DType
@@ -26,12 +26,15 @@ from .executor import LocalExecutor, StepTiming, current_trace
 from .graph import Graph, Node, Operation, Output
 from .inference import InferenceContext
 from .kernel import KernelContext
+from .loop_invariants import invariant_frontier
 from .options import OptimizerOptions
 from .plan import PLAN_OPTIONS, Plan, build_plan
 from .registry import define_op, lookup_op, register_kernel
 from .shapes import TensorShape
 
-__all__ = ["ARG_OP", "FuncGraph", "Function", "unique_function_name"]
+__all__ = ["ARG_OP", "FuncGraph", "Function", "LoopRun", "unique_function_name"]
+
+_UNMADE: Any = object()  # a key of Function._kept not made yet (None is a value)
 
 ARG_OP = "_Arg"
 
@@ -150,7 +153,7 @@ class Function:
         self.input_names = list(input_names or [x.node.name for x in self.inputs])
         self.output_names = list(output_names or [f"output_{i}" for i in range(len(outputs))])
         self.attrs = dict(attrs or {})  # TensorFlow's FunctionDef attrs, kept for export
-        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._plans: dict[tuple[Any, ...], Any] = {}  # plans and loop splits (see _kept)
         self._memo_key = f"function {name}"  # where a call site keeps its plan (ctx.memo)
         self._lock = threading.Lock()
 
@@ -175,29 +178,55 @@ class Function:
 
     def plan(self, device: str, options: tuple[Any, ...] = ()) -> Plan:
         """The body's plan on ``device`` (``"CPU:0"``, ``"GPU:0"``), made once and kept."""
-        key = (device, options)
-        plan = self._plans.get(key)
-        if plan is None:
-            with self._lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = self._plans[key] = self._build_plan(device, options)
-        return plan
+        return self._kept((device, options), lambda: self._build_plan(device, options))
 
-    def _build_plan(self, device: str, options: tuple[Any, ...]) -> Plan:
+    def loop_plans(self, device: str, options: tuple[Any, ...] = ()) -> LoopPlans | None:
+        """The body split for a while loop that runs it (minigraph.loop_invariants), made once
+        and kept; None when there is nothing to hoist or the options turn it off."""
+        return self._kept(("loop", device, options), lambda: self._split(device, options))
+
+    def _kept(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        found = self._plans.get(key, _UNMADE)
+        if found is _UNMADE:
+            with self._lock:
+                found = self._plans.get(key, _UNMADE)
+                if found is _UNMADE:
+                    found = self._plans[key] = make()
+        return found
+
+    def _build_plan(
+        self,
+        device: str,
+        options: tuple[Any, ...],
+        fetches: Sequence[Output] | None = None,
+        frontier: Sequence[Output] = (),
+    ) -> Plan:
+        """The plan from the arguments (and ``frontier`` values, fed on ``device``) to
+        ``fetches`` (default: the results, and the control outputs run)."""
         from .devices import parse_device
 
-        optimizer, soft = options if options else (OptimizerOptions(), True)
+        optimizer, soft = _unpacked(options)
         where = ["CPU:0" if x.dtype.is_handle else device for x in self.inputs]
         return build_plan(
-            self.outputs,
-            self.control_outputs,
-            self.inputs,
+            self.outputs if fetches is None else fetches,
+            self.control_outputs if fetches is None else (),
+            [*self.inputs, *frontier],
             parse_device("/device:" + device),
             allow_soft_placement=soft,
-            feed_devices=where,
+            feed_devices=where + [device] * len(frontier),
             optimizer=optimizer,
             aliased_fetches=True,  # a call copies a result that aliases (control_flow_ops)
+        )
+
+    def _split(self, device: str, options: tuple[Any, ...]) -> LoopPlans | None:
+        if not device.startswith("CPU") or not _unpacked(options)[0].do_loop_invariant_motion:
+            return None
+        frontier = invariant_frontier(self)
+        if not frontier:
+            return None
+        return LoopPlans(
+            self._build_plan(device, options, frontier),
+            self._build_plan(device, options, frontier=frontier),
         )
 
     def call(self, ctx: KernelContext, args: Sequence[Any], label: str = "call") -> list[Any]:
@@ -207,20 +236,7 @@ class Function:
         if len(args) != len(self.inputs):
             ctx.fail(f"function {self.name} takes {len(self.inputs)} arguments, got {len(args)}")
         plan, executor, _ = self._bound(ctx)
-        trace = current_trace()
-        if trace is None:
-            return executor.run(plan, list(args))
-        timings, origin = trace
-        inner: list[StepTiming] = []
-        start = time.perf_counter()
-        results = executor.run(plan, list(args), timings=inner)
-        offset = (start - origin) * 1e6
-        prefix = f"{ctx.node_name}/{label}/"
-        timings.extend(
-            StepTiming((prefix + name, op, device, t + offset, dt))
-            for name, op, device, t, dt in inner
-        )
-        return results
+        return _run(ctx, executor, plan, list(args), label)
 
     def borrowed(self, ctx: KernelContext) -> frozenset[int]:
         """Positions of the results that are not buffers of the call's own (a constant of the
@@ -233,17 +249,90 @@ class Function:
         bound = ctx.memo.get(self._memo_key)
         if bound is None:
             plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
-            constants = {o for step in plan.steps if step.op_type == "Const" for o in step.outputs}
-            borrowed = frozenset(
-                i
-                for i, s in enumerate(plan.fetch_slots)
-                if s in constants or i in plan.shared_fetches
-            )
-            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx), borrowed)
+            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx), _borrowed(plan, 0))
         return bound
 
     def __repr__(self) -> str:
         return f"<Function {self.name}: {len(self.inputs)} args, {len(self.outputs)} results>"
+
+
+class LoopPlans(NamedTuple):
+    """A while-loop body split at its frontier (minigraph.loop_invariants)."""
+
+    prelude: Plan  # the arguments -> the frontier values
+    iteration: Plan  # the arguments and the frontier values -> the results
+
+
+class LoopRun:
+    """The iterations of one run of a while loop: :meth:`call` runs the body as
+    Function.call does, but for a body with loop-invariant work, which it does once, at the
+    first call, and hands to every iteration (minigraph.loop_invariants)."""
+
+    def __init__(self, fn: Function, ctx: KernelContext) -> None:
+        self._fn, self._ctx = fn, ctx
+        key = fn._memo_key + " loop"
+        bound = ctx.memo.get(key)
+        if bound is None:
+            plans = fn.loop_plans(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
+            borrowed = None if plans is None else _borrowed(plans.iteration, len(fn.inputs))
+            bound = ctx.memo[key] = (plans, borrowed, _executor(ctx))
+        self._plans: LoopPlans | None = bound[0]
+        self._borrowed: frozenset[int] | None = bound[1]
+        self._executor: LocalExecutor = bound[2]
+        self._frontier: list[Any] | None = None
+
+    def call(self, args: Sequence[Any], label: str) -> list[Any]:
+        """The body's results for ``args``; ``label`` names the iteration in a trace."""
+        fn, ctx, plans = self._fn, self._ctx, self._plans
+        if plans is None:
+            return fn.call(ctx, args, label)
+        if len(args) != len(fn.inputs):
+            ctx.fail(f"function {fn.name} takes {len(fn.inputs)} arguments, got {len(args)}")
+        executor = self._executor
+        if self._frontier is None:
+            self._frontier = _run(ctx, executor, plans.prelude, list(args), label + "/invariant")
+        return _run(ctx, executor, plans.iteration, [*args, *self._frontier], label)
+
+    def borrowed(self) -> frozenset[int]:
+        """As Function.borrowed; a frontier value returned as a result is borrowed too."""
+        return self._fn.borrowed(self._ctx) if self._borrowed is None else self._borrowed
+
+
+def _unpacked(options: tuple[Any, ...]) -> tuple[OptimizerOptions, bool]:
+    """(optimizer options, allow soft placement) of a call's PLAN_OPTIONS."""
+    return options if options else (OptimizerOptions(), True)  # type: ignore[return-value]
+
+
+def _borrowed(plan: Plan, num_args: int) -> frozenset[int]:
+    """The results of ``plan`` that are no buffers of a call's own: constants, views of an
+    earlier result, and values fed beyond the ``num_args`` arguments (the frontier; zero:
+    none)."""
+    constants = {o for step in plan.steps if step.op_type == "Const" for o in step.outputs}
+    fed = range(num_args, len(plan.feed_slots)) if num_args else range(0)
+    return frozenset(
+        i
+        for i, s in enumerate(plan.fetch_slots)
+        if s in constants or i in plan.shared_fetches or s in fed
+    )
+
+
+def _run(
+    ctx: KernelContext, executor: LocalExecutor, plan: Plan, args: list[Any], label: str
+) -> list[Any]:
+    """Run a body's plan; in a traced run its steps are traced under ``label``."""
+    trace = current_trace()
+    if trace is None:
+        return executor.run(plan, args)
+    timings, origin = trace
+    inner: list[StepTiming] = []
+    start = time.perf_counter()
+    results = executor.run(plan, args, timings=inner)
+    offset = (start - origin) * 1e6
+    prefix = f"{ctx.node_name}/{label}/"
+    timings.extend(
+        StepTiming((prefix + name, op, device, t + offset, dt)) for name, op, device, t, dt in inner
+    )
+    return results
 
 
 _EXECUTORS: dict[tuple[Any, ...], LocalExecutor] = {}  # for callers with no Session (Dask)

@@ -22,6 +22,9 @@ raises the same errors. What a pass may touch:
 - ``elementwise_fusion``: a chain of elementwise steps (Add, Mul, Sqrt, BiasAdd, Relu...)
   whose values in between nothing else reads becomes one step that writes one buffer in
   place, in blocks that stay in the cache (see :mod:`minigraph.fusion`).
+- ``loop_invariant_motion`` (not a pass over one plan): a while loop's body computes what
+  depends only on values that stay the same from one iteration to the next once per run
+  of the loop (see :mod:`minigraph.loop_invariants`).
 
 Steps whose values a fetch reads are never removed or replaced, and nothing is ever
 dropped that could raise at run time, except a repeat of a step that still runs.
@@ -49,10 +52,10 @@ from .kernel import KernelContext
 from .registry import lookup_op
 from .sharing import merge_shared_inputs
 
-__all__ = ["OptimizerOptions", "optimize"]
+__all__ = ["PASS_THROUGH", "OptimizerOptions", "optimize"]
 
 # Ops whose step passes its input on unchanged (or, for NoOp, does nothing at all).
-_PASS_THROUGH = frozenset({"Identity", "StopGradient", "Snapshot", "PreventGradient"})
+PASS_THROUGH = frozenset({"Identity", "StopGradient", "Snapshot", "PreventGradient"})
 _NOTHING = frozenset({"NoOp"})
 _COPY = "_Copy"
 # Constants up to this size take part in common-subexpression keys by value.
@@ -70,6 +73,7 @@ class OptimizerOptions:
     do_elementwise_fusion: bool = True
     do_shared_input_merging: bool = True
     do_input_facts: bool = True
+    do_loop_invariant_motion: bool = True  # in while-loop bodies (minigraph.loop_invariants)
     max_folded_constant_in_bytes: int = 10 * 1024 * 1024
 
     def __post_init__(self) -> None:
@@ -80,6 +84,7 @@ class OptimizerOptions:
             "do_elementwise_fusion",
             "do_shared_input_merging",
             "do_input_facts",
+            "do_loop_invariant_motion",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -97,6 +102,7 @@ class OptimizerOptions:
             do_elementwise_fusion=False,
             do_shared_input_merging=False,
             do_input_facts=False,
+            do_loop_invariant_motion=False,
         )
 
 
@@ -173,7 +179,7 @@ def _remove_identity(
             out.append(p)
             continue
         if name in _NOTHING or (
-            name in _PASS_THROUGH and not keep.intersection(p.outputs) and len(p.inputs) == 1
+            name in PASS_THROUGH and not keep.intersection(p.outputs) and len(p.inputs) == 1
         ):
             for o in p.outputs:
                 alias[o] = resolve(alias, p.inputs[0])

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from minigraph import dtypes, errors
-from minigraph.functions import ARG_OP, FuncGraph, Function, unique_function_name
+from minigraph.functions import ARG_OP, FuncGraph, Function, LoopRun, unique_function_name
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
@@ -201,12 +201,12 @@ WHILE_OPS = {
 @register_kernel("While", "CPU", "GPU")
 @register_kernel("StatelessWhile", "CPU", "GPU")
 def _while_kernel(ctx: KernelContext, inputs: list[Any]) -> list[Any]:
-    cond, body = ctx.attrs["cond"], ctx.attrs["body"]
+    cond, body = ctx.attrs["cond"], LoopRun(ctx.attrs["body"], ctx)
     values, i = list(inputs), 0
     while _to_bool(ctx, cond.call(ctx, values, f"cond/{i}")[0]):
-        values = body.call(ctx, values, f"body/{i}")  # the last iteration's values are freed
+        values = body.call(values, f"body/{i}")  # the last iteration's values are freed
         i += 1
-    return _fresh(ctx.xp, values, inputs, body.borrowed(ctx) if i else frozenset())
+    return _fresh(ctx.xp, values, inputs, body.borrowed() if i else frozenset())
 
 
 While = make_wrapper_class(WHILE_OPS["While"])
