@@ -36,6 +36,9 @@ def _shape_text(dims: list[int | None]) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+_SEQUENCES = (tuple, list)  # dims that need no Iterable check (an ABC's: slow)
+
+
 class TensorShape:
     """A possibly partial shape: unknown rank, or dims that may each be unknown.
 
@@ -53,26 +56,29 @@ class TensorShape:
         if dims is None:
             self._dims: tuple[int | None, ...] | None = None
             return
-        if isinstance(dims, str | bytes) or not isinstance(dims, Iterable):
+        if type(dims) not in _SEQUENCES and (
+            isinstance(dims, str | bytes) or not isinstance(dims, Iterable)
+        ):
             raise TypeError(f"a shape must be a list of dims or None, got {short_repr(dims)}")
         out: list[int | None] = []
         for d in dims:
-            if d is None:
+            if type(d) is not int:  # exact ints (an array's shape) skip the checks below
+                if d is None:
+                    out.append(None)
+                    continue
+                # Ints only (NumPy's too): a float dim is not truncated, a bool is not a 1.
+                if isinstance(d, bool | np.bool_) or not isinstance(d, numbers.Integral):
+                    raise TypeError(
+                        f"Dimension value must be integer or None, got {short_repr(d)} of type "
+                        f"{type(d).__name__}"
+                    )
+                d = int(d)
+            if d < 0:
+                if d != -1:
+                    raise ShapeError(f"Dimension {d} must be >= 0")
                 out.append(None)
                 continue
-            # Ints only (NumPy's too): a float dim is not truncated, a bool is not a 1.
-            if isinstance(d, bool | np.bool_) or not isinstance(d, numbers.Integral):
-                raise TypeError(
-                    f"Dimension value must be integer or None, got {short_repr(d)} of type "
-                    f"{type(d).__name__}"
-                )
-            v = int(d)
-            if v == -1:
-                out.append(None)
-                continue
-            if v < 0:
-                raise ShapeError(f"Dimension {v} must be >= 0")
-            out.append(v)
+            out.append(d)
         self._dims = tuple(out)
 
     @property

@@ -162,10 +162,9 @@ def merged_with_items(
     element shape leaves it open."""
     if lst.element_shape.is_fully_defined():
         return shape
-    for i in which:
-        item = lst.items[i]
-        if item is not None:
-            shape = merge_shapes(ctx.fail, shape, item.shape)
+    items = lst.items
+    for item_shape in dict.fromkeys(items[i].shape for i in which if items[i] is not None):
+        shape = merge_shapes(ctx.fail, shape, item_shape)  # each distinct shape once, in order
     return shape
 
 
