@@ -17,7 +17,7 @@ from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.ops.array_ops import identity
-from minigraph.ops.common import INDEX_TYPES, axis_value, host_array, row_element, shape_str
+from minigraph.ops.common import INDEX_TYPES, axis_value, host_array, shape_str
 from minigraph.ops.shape_ops import index_value
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, merge, unknown_shape, with_rank
@@ -297,21 +297,27 @@ _COPIED_MIN_ROWS = 64
 def _pieces(xp: Any, value: Any, bounds: list[int], axis: int) -> list[Any]:
     """``value[bounds[i]:bounds[i + 1]]`` along ``axis`` for each i: views (the op declares
     its outputs views of ``value``, so the plan counts their readers together), but for
-    pieces of many short rows, which are copied a row at a time, each row one opaque item
-    (NumPy's own copy would call its inner loop once per row too): an LSTM cell's four
-    gates at batch 1024, [1024, 20] into 4, are copies; at batch 1, views."""
+    pieces of many short rows, which are copied contiguous: as views, every ufunc that reads
+    them would call its inner loop once per row (an LSTM cell's four gates at batch 64,
+    [64, 256] into 4: a tanh of a [64, 64] view 2.4 µs, of a copy 1.7). Equal pieces are
+    copied by one transposing copy ([64, 256] into 4: 2.9 µs; 11.6 as rows moved as opaque
+    items, which every NumPy copy here beat)."""
+    n = len(bounds) - 1
+    copy_rows = (
+        xp is np
+        and n > 1
+        and axis == value.ndim - 1
+        and value.size >= _COPIED_MIN_ROWS * value.shape[-1]
+    )
+    width = bounds[1] - bounds[0]
+    if copy_rows and width > 1 and bounds[-1] == n * width and bounds[0] == 0:  # equal pieces
+        parts = np.ascontiguousarray(value.reshape(-1, n, width).swapaxes(0, 1))
+        return list(parts.reshape(n, *value.shape[:-1], width))
     lead = (slice(None),) * axis
     pieces = [value[(*lead, slice(start, stop))] for start, stop in zip(bounds, bounds[1:])]
-    copy_rows = (
-        xp is np and axis == value.ndim - 1 and value.size >= _COPIED_MIN_ROWS * value.shape[-1]
-    )
     if not copy_rows:
         return pieces
-    for i, piece in enumerate(pieces):
-        if 1 < piece.shape[-1] < value.shape[-1] and piece.strides[-1] == piece.itemsize:
-            item = row_element(piece.shape[-1] * piece.itemsize)
-            pieces[i] = piece.view(item).copy().view(piece.dtype)
-    return pieces
+    return [np.ascontiguousarray(p) if 1 < p.shape[-1] < value.shape[-1] else p for p in pieces]
 
 
 @register_kernel("SplitV", "CPU", "GPU")
