@@ -211,10 +211,11 @@ def reduce(
 
 
 def has_negative_zero(x: np.ndarray) -> bool:
-    """Whether float ``x`` (on the host: on a device this is a sync) holds a -0.0: one
-    compare of its bits as integers."""
+    """Whether float ``x`` (on the host: on a device this is a sync) holds a -0.0: its bits
+    as integers, the sign bit alone, are the lowest integer, so one integer minimum tells
+    (no mask of the whole tensor: [128, 28, 28, 16] float32 0.38 -> 0.27 ms)."""
     ints = np.dtype(f"i{x.dtype.itemsize}")
-    return bool((x.view(ints) == np.iinfo(ints).min).any())
+    return x.size > 0 and bool(x.view(ints).min() == np.iinfo(ints).min)
 
 
 # Below this many elements np.where's branches cost less than select_bits's five passes.

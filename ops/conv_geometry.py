@@ -12,12 +12,15 @@ padding names or explicit pairs) every builder takes.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from minigraph import host_pool
 from minigraph.graph import Output
+from minigraph.kernel import KernelContext
 from minigraph.wrappers import make_builder
 
 __all__: list[str] = []
@@ -182,14 +185,26 @@ def pad_image(
     xp: Any, x: Any, pads: Sequence[tuple[int, int]], value: Any = 0, dtype: Any = None
 ) -> Any:
     """Channels-last ``x`` padded in its spatial dims with ``value``, as ``dtype`` (default
-    x's), by one assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10)."""
-    dtype = x.dtype if dtype is None else dtype
+    x's), by one assignment that also casts (np.pad: 0.27 ms on [1024, 8, 8, 4]; this: 0.10).
+    A large image is a buffer of the host pool, only its border filled (a max pool's
+    [8, 160, 160, 64] padded by one row and column: 17 -> 7 ms)."""
+    dtype = np.dtype(x.dtype if dtype is None else dtype)
     if not any(p for pair in pads for p in pair):
         return x.astype(dtype, copy=False)
     spatial = x.shape[1:-1]
     shape = (x.shape[0], *(m + a + b for m, (a, b) in zip(spatial, pads)), x.shape[-1])
-    out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
-    out[(slice(None), *(slice(a, a + m) for m, (a, _) in zip(spatial, pads)))] = x
+    inner = (slice(None), *(slice(a, a + m) for m, (a, _) in zip(spatial, pads)))
+    if xp is not np or math.prod(shape) * dtype.itemsize < host_pool.MIN_BYTES:
+        out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
+        out[inner] = x
+        return out
+    ctx = KernelContext({}, np)  # the pool's buffers and threads, as any kernel's
+    out = ctx.empty(shape, dtype)
+    for axis, (m, (a, _)) in enumerate(zip(spatial, pads), start=1):
+        lead = (slice(None),) * axis
+        out[(*lead, slice(0, a))] = value
+        out[(*lead, slice(a + m, None))] = value
+    ctx.copy(out[inner], x)
     return out
 
 

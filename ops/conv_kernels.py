@@ -405,12 +405,15 @@ def window_max(
     info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
     lowest = x.dtype.type(info.min)
     xpad = pad_image(xp, x, pads, lowest)
+    signed_zeros = xp is np and x.dtype.kind == "f" and has_negative_zero(x)
+    if xp is np and not signed_zeros and x.shape[-1] * x.itemsize >= SEPARABLE_MIN_PIXEL_BYTES:
+        return _separable_max(xpad, outs, k, s, lowest)
     out = xp.full((x.shape[0], *outs, x.shape[-1]), lowest, x.dtype)
     windows = pool_windows(xp, xpad, outs, k, s)
     if xp is not np:  # the rule below in one kernel a window: no sync for a -0.0 probe
         for window in windows:
             max_into(xp, out, window)
-    elif x.dtype.kind == "f" and has_negative_zero(x):  # the first of 0.0, -0.0 wins
+    elif signed_zeros:  # the first of 0.0, -0.0 wins
         for window in windows:
             out = select_bits(xp, window > out, window, out)
     else:  # the same values: fmax skips NaN, and only signed zeros tie with other bits
@@ -418,3 +421,33 @@ def window_max(
         for window in windows:
             larger(out, window, out=out)
     return out
+
+
+# Pixels of at least this many bytes are max-pooled one spatial axis at a time: the
+# later axes' strided passes then run NumPy's inner loop over whole pixels.
+SEPARABLE_MIN_PIXEL_BYTES = 32
+
+
+def _separable_max(
+    xpad: np.ndarray, outs: Sequence[int], k: Sequence[int], s: Sequence[int], lowest: Any
+) -> np.ndarray:
+    """window_max's rule where no -0.0 can tie with 0.0: the largest non-NaN cell of each
+    window, at least ``lowest``, taken over one spatial axis at a time, outermost first
+    (the max of a set, in any order: the same value; [128, 28, 28, 16] 2x2 stride 2:
+    1.8 -> 1.0 ms). Rows first: their taps are whole contiguous rows."""
+    larger = np.fmax if xpad.dtype.kind == "f" else np.maximum
+    acc = xpad
+    for axis, (kk, ss, o) in enumerate(zip(k, s, outs), start=1):
+        lead = (slice(None),) * axis
+        taps = [acc[(*lead, slice(t, t + (o - 1) * ss + 1, ss))] for t in range(kk)]
+        if kk == 1:
+            acc = taps[0]
+            continue
+        acc = larger(taps[0], taps[1])
+        for tap in taps[2:]:
+            larger(acc, tap, out=acc)
+    if acc.base is not None or acc is xpad:  # every window one cell: a view so far
+        acc = acc.copy()
+    if xpad.dtype.kind == "f":
+        larger(acc, lowest, out=acc)  # a window of -inf or NaN gives the lowest value
+    return acc

@@ -385,6 +385,35 @@ def test_max_pool_of_disjoint_windows_matches_reference(shape, k, s, dtype):
     assert out.dtype == want.dtype and out.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize(
+    "shape,k,s,padding",
+    [
+        ((2, 9, 11, 16), (3, 3), (2, 2), "SAME"),
+        ((2, 8, 8, 40), (2, 2), (2, 2), "VALID"),
+        ((1, 7, 7, 16), (7, 7), (1, 1), "VALID"),
+        ((2, 6, 5, 36), (1, 3), (1, 2), "SAME"),
+        ((2, 5, 5, 32), (1, 1), (2, 2), "VALID"),
+    ],
+)
+def test_max_pool_of_wide_pixels_matches_reference(shape, k, s, padding, dtype):
+    """Pixels of 32 bytes or more pool one spatial axis at a time: NaN skipped, a window of
+    NaN and -inf (or padding alone) the lowest value, as the reference's window scan."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 50, shape).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[rng.random(shape) < 0.3] = np.nan
+        x[rng.random(shape) < 0.2] = -np.inf
+        x[rng.random(shape) < 0.05] = np.inf
+        x[0, :2, :3] = np.nan
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.max_pool(x, list(k), list(s), padding)
+    out = mg.Session(g).run(y)
+    want = reference_pool(x, k, s, padding, False)
+    assert out.dtype == want.dtype and out.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("negative_zero", [True, False])
 def test_max_pool_keeps_the_first_of_equal_zeros_and_skips_nan(dtype, negative_zero):
