@@ -185,6 +185,30 @@ class LocalExecutor:
         graphs = _plan_graphs(plan, fast, fast_steps, template)
         return _Bound(bound, fast, fast_steps, template, schedule, graphs)
 
+    def runner(self, plan: Plan) -> Callable[[Sequence[Any]], list[Any]]:
+        """``lambda feeds: self.run(plan, feeds)``, bound to ``plan`` once: a while loop runs
+        its body's plan every iteration, and this makes the lookups ``run`` makes per call
+        (the plan's bound steps, which loop it takes) once. Inside a run (NumPy's warnings
+        off already) with no output checks, it goes straight to the fast loop."""
+        bound = self._bound_steps(plan)
+        run = functools.partial(self.run, plan)
+        if plan.dead_aware or bound.graphs is not None or bound.schedule is not None:
+            return run
+        template, fast, fast_steps = bound.template, bound.fast, bound.fast_steps
+        feed_slots, fetch_slots = plan.feed_slots, plan.fetch_slots
+        state = _FP_STATE
+
+        def run_fast(feed_values: Sequence[Any]) -> list[Any]:
+            if state is None or state.get() is not _FP_IGNORE or config.check_outputs():
+                return run(feed_values)
+            values = template.copy()
+            for s, v in zip(feed_slots, feed_values):
+                values[s] = v
+            _run_fast(fast, fast_steps, values)
+            return [values[s] for s in fetch_slots]
+
+        return run_fast
+
     def cuda_graphs(self, plan: Plan) -> PlanGraphs | None:
         """The CUDA graphs of ``plan`` (None when it cannot be captured), once it has run."""
         entry = self._bound.get(id(plan))

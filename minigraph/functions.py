@@ -235,8 +235,8 @@ class Function:
         labels ``body/<iteration>``), so a trace of an LSTM reads step by step."""
         if len(args) != len(self.inputs):
             ctx.fail(f"function {self.name} takes {len(self.inputs)} arguments, got {len(args)}")
-        plan, executor, _ = self._bound(ctx)
-        return _run(ctx, executor, plan, list(args), label)
+        plan, executor, _, run = self._bound(ctx)
+        return _run(ctx, executor, plan, run, args, label)
 
     def borrowed(self, ctx: KernelContext) -> frozenset[int]:
         """Positions of the results that are not buffers of the call's own (a constant of the
@@ -244,12 +244,15 @@ class Function:
         results on as fresh buffers copies these (and any that overlap its arguments)."""
         return self._bound(ctx)[2]
 
-    def _bound(self, ctx: KernelContext) -> tuple[Plan, LocalExecutor, frozenset[int]]:
-        """This call site's plan, executor and borrowed results, kept in its step's memo."""
+    def _bound(self, ctx: KernelContext) -> tuple[Plan, LocalExecutor, frozenset[int], Any]:
+        """This call site's plan, executor, borrowed results and the executor's runner of
+        the plan, kept in its step's memo."""
         bound = ctx.memo.get(self._memo_key)
         if bound is None:
             plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
-            bound = ctx.memo[self._memo_key] = (plan, _executor(ctx), _borrowed(plan, 0))
+            executor = _executor(ctx)
+            bound = (plan, executor, _borrowed(plan, 0), executor.runner(plan))
+            ctx.memo[self._memo_key] = bound
         return bound
 
     def __repr__(self) -> str:
@@ -275,23 +278,26 @@ class LoopRun:
         if bound is None:
             plans = fn.loop_plans(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
             borrowed = None if plans is None else _borrowed(plans.iteration, len(fn.inputs))
-            bound = ctx.memo[key] = (plans, borrowed, _executor(ctx))
+            executor = _executor(ctx)
+            runners = None if plans is None else [executor.runner(p) for p in plans]
+            bound = ctx.memo[key] = (plans, borrowed, executor, runners)
         self._plans: LoopPlans | None = bound[0]
         self._borrowed: frozenset[int] | None = bound[1]
         self._executor: LocalExecutor = bound[2]
+        self._runners: list[Any] | None = bound[3]
         self._frontier: list[Any] | None = None
 
     def call(self, args: Sequence[Any], label: str) -> list[Any]:
         """The body's results for ``args``; ``label`` names the iteration in a trace."""
-        fn, ctx, plans = self._fn, self._ctx, self._plans
-        if plans is None:
+        fn, ctx, plans, runners = self._fn, self._ctx, self._plans, self._runners
+        if plans is None or runners is None:
             return fn.call(ctx, args, label)
         if len(args) != len(fn.inputs):
             ctx.fail(f"function {fn.name} takes {len(fn.inputs)} arguments, got {len(args)}")
-        executor = self._executor
+        executor, (prelude, iteration) = self._executor, runners
         if self._frontier is None:
-            self._frontier = _run(ctx, executor, plans.prelude, list(args), label + "/invariant")
-        return _run(ctx, executor, plans.iteration, [*args, *self._frontier], label)
+            self._frontier = _run(ctx, executor, plans.prelude, prelude, args, label + "/invariant")
+        return _run(ctx, executor, plans.iteration, iteration, [*args, *self._frontier], label)
 
     def borrowed(self) -> frozenset[int]:
         """As Function.borrowed; a frontier value returned as a result is borrowed too."""
@@ -317,16 +323,22 @@ def _borrowed(plan: Plan, num_args: int) -> frozenset[int]:
 
 
 def _run(
-    ctx: KernelContext, executor: LocalExecutor, plan: Plan, args: list[Any], label: str
+    ctx: KernelContext,
+    executor: LocalExecutor,
+    plan: Plan,
+    run: Any,
+    args: Sequence[Any],
+    label: str,
 ) -> list[Any]:
-    """Run a body's plan; in a traced run its steps are traced under ``label``."""
+    """Run a body's plan (``run``: the executor's runner of it); in a traced run its steps
+    are traced under ``label``."""
     trace = current_trace()
     if trace is None:
-        return executor.run(plan, args)
+        return run(args)
     timings, origin = trace
     inner: list[StepTiming] = []
     start = time.perf_counter()
-    results = executor.run(plan, args, timings=inner)
+    results = executor.run(plan, list(args), timings=inner)
     offset = (start - origin) * 1e6
     prefix = f"{ctx.node_name}/{label}/"
     timings.extend(

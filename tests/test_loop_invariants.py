@@ -167,3 +167,36 @@ def test_nothing_is_hoisted_where_nothing_is_invariant():
     assert invariant_frontier(body) == []  # v * x reads the loop variable
     assert body.loop_plans("CPU:0") is None
     assert mg.Session(g).run(out, {x: 3.0}) == 121.0  # 1, 4, 13, 40, 121
+
+
+def test_loops_run_their_bodies_by_the_fast_loop_with_the_same_results():
+    """Without output checks (the default outside tests) a body's plan runs through the
+    executor's runner of it, straight to the fast loop: the same results as checked, and
+    with or without loop-invariant motion."""
+    g, feeds, (i, h), want = _recurrence(steps=7)
+    checked = mg.Session(g).run([i, h], feeds)
+    mg.config.set_check_outputs(False)  # conftest turns it back on
+    for config in (None, NO_MOTION):
+        got_i, got_h = mg.Session(g, config=config).run([i, h], feeds)
+        assert got_i == 7 and got_h.tobytes() == checked[1].tobytes()
+    np.testing.assert_allclose(checked[1], want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_executors_runner_is_its_run_bound_to_one_plan():
+    from minigraph.devices import parse_device
+    from minigraph.executor import LocalExecutor
+    from minigraph.plan import build_plan
+
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None], name="x")
+        y = mg.tanh(x) * 2.0 + 1.0
+    plan = build_plan([y], [], [x], parse_device(None))
+    executor = LocalExecutor()
+    run = executor.runner(plan)
+    value = np.linspace(-2, 2, 9, dtype=np.float32)
+    want = np.tanh(value) * np.float32(2) + np.float32(1)
+    mg.config.set_check_outputs(False)  # the fast loop (conftest turns checks back on)
+    (got,) = run([value])
+    (again,) = executor.run(plan, [value])
+    assert got.tobytes() == again.tobytes() == want.tobytes()
