@@ -61,6 +61,7 @@ class _Rule:
     update: Callable[..., tuple[Any, ...]]
     spaced: frozenset[str] = frozenset()  # scalars whose message reads "lr is not a scalar : "
     reported: tuple[tuple[str, str], ...] = ()  # a check that prints another slot's shape
+    writes_out: bool = False  # update(..., out=buffers) writes each result into its buffer
 
 
 # -- the formulas (TensorFlow's CPU functors, one Eigen expression at a time) ---------------
@@ -110,16 +111,18 @@ def _adam(
     beta2: Any,
     epsilon: Any,
     grad: Any,
+    out: Sequence[Any] = (None, None, None),
 ) -> tuple:
     # alpha = lr() * sqrt(1 - beta2_power()) / (1 - beta1_power())   (in T, once)
     # m += (g - m) * (1 - beta1());  v += (g.square() - v) * (1 - beta2());
     # var -= ((g * (1 - beta1()) + beta1() * m) * alpha) / (v.sqrt() + epsilon())  (nesterov)
     # var -= (m * alpha) / (v.sqrt() + epsilon())
     alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
-    new_m = grad - m
+    out_var, out_m, out_v = out
+    new_m = xp.subtract(grad, m, out=out_m)
     new_m *= 1 - beta1
     new_m += m
-    new_v = grad * grad
+    new_v = xp.multiply(grad, grad, out=out_v)
     new_v -= v
     new_v *= 1 - beta2
     new_v += v
@@ -132,7 +135,7 @@ def _adam(
     denom = xp.sqrt(new_v)
     denom += epsilon
     step /= denom
-    return var - step, new_m, new_v
+    return xp.subtract(var, step, out=out_var), new_m, new_v
 
 
 def _mean_square(grad: Any, ms: Any, rho: Any) -> Any:
@@ -292,9 +295,15 @@ def _updated(ctx: KernelContext, rule: _Rule, arrays: list[Any], tensors: Sequen
     # an operation instead of a ufunc call's 0.7, in the same dtype and rounding
     flat_tensors = [t.reshape(-1) if t.ndim else t[()] for t in tensors]
     outs: list[Any] = []
+    if rule.writes_out:  # every result changes, in the variable's dtype
+        outs = [ctx.empty((n,), a.dtype) for a in arrays]
     for start in range(0, n, _BLOCK):
         part = slice(start, min(n, start + _BLOCK))
         pieces = [t[part] if t.ndim else t for t in flat_tensors]
+        if rule.writes_out:
+            into = [out[part] for out in outs]
+            rule.update(np, ctx.attrs, *(a[part] for a in flat), *pieces, out=into)
+            continue
         values = rule.update(np, ctx.attrs, *(a[part] for a in flat), *pieces)
         if not outs:  # which values change (None for a slot left as it is)
             outs = [None if v is None else ctx.empty((n,), v.dtype) for v in values]
@@ -400,6 +409,7 @@ ResourceApplyAdam = _define(
         (*_ADAM_SCALARS, "m", "v", "grad"),
         _adam,
         spaced=frozenset({"lr"}),
+        writes_out=True,
     ),
     (_NESTEROV,),
     """
