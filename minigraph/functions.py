@@ -251,7 +251,7 @@ class Function:
         if bound is None:
             plan = self.plan(ctx.device, ctx.attrs.get(PLAN_OPTIONS, ()))
             executor = _executor(ctx)
-            bound = (plan, executor, _borrowed(plan, 0), executor.runner(plan))
+            bound = (plan, executor, _borrowed(plan), executor.runner(plan))
             ctx.memo[self._memo_key] = bound
         return bound
 
@@ -309,12 +309,12 @@ def _unpacked(options: tuple[Any, ...]) -> tuple[OptimizerOptions, bool]:
     return options if options else (OptimizerOptions(), True)  # type: ignore[return-value]
 
 
-def _borrowed(plan: Plan, num_args: int) -> frozenset[int]:
+def _borrowed(plan: Plan, num_args: int | None = None) -> frozenset[int]:
     """The results of ``plan`` that are no buffers of a call's own: constants, views of an
-    earlier result, and values fed beyond the ``num_args`` arguments (the frontier; zero:
-    none)."""
+    earlier result, and, when ``num_args`` is given, values fed after that many arguments
+    (a loop body's frontier)."""
     constants = {o for step in plan.steps if step.op_type == "Const" for o in step.outputs}
-    fed = range(num_args, len(plan.feed_slots)) if num_args else range(0)
+    fed = range(len(plan.feed_slots) if num_args is None else num_args, len(plan.feed_slots))
     return frozenset(
         i
         for i, s in enumerate(plan.fetch_slots)
