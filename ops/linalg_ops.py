@@ -19,7 +19,7 @@ from minigraph import dtypes, errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import PARALLEL_MIN_BYTES, UNPAID_VIEW_SIZE, KernelContext
-from minigraph.ops.common import NUMBER, matrix_product, shape_str, type_set
+from minigraph.ops.common import NUMBER, matrix_product, product_work, shape_str, type_set
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, with_rank
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
@@ -108,8 +108,7 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
     if size >= UNPAID_VIEW_SIZE or size > max(a.size, b.size):
         ctx.check_size(shape, a.dtype)  # (as elementwise kernels: a small output no larger
         # than an input is not checked, to keep a loop body's small products cheap)
-    work = a.nbytes + b.nbytes + size * a.itemsize
-    if ctx.xp is np and a.dtype != np.float16 and work >= PARALLEL_MIN_BYTES:
+    if ctx.xp is np and a.dtype != np.float16 and product_work(xa, xb) >= PARALLEL_MIN_BYTES:
         # a large product on every thread (a small one, a loop body's, pays nothing more)
         out = ctx.empty(shape, a.dtype)
         matrix_product(ctx, xa, xb, out)
