@@ -280,6 +280,27 @@ def tf_builder(op_def: Any, name: str, params: Sequence[tuple[str, Any]]) -> Cal
     return builder
 
 
+_PAD_BORDER_MIN_SIZE = 1 << 16  # elements: below, pad_into fills the whole output
+
+
+def pad_into(
+    ctx: KernelContext, out: Any, x: Any, pairs: Sequence[tuple[int, int]], value: Any
+) -> None:
+    """``out`` as ``x`` padded by ``pairs`` (before, after) in each dim with ``value``: only
+    the border is filled, and the copy of ``x`` is split over the threads when large (a fill
+    of the whole output first cost as much as the copy)."""
+    inner = tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, pairs))
+    if out.size < _PAD_BORDER_MIN_SIZE:  # one fill and one copy cost less than the border's
+        out[...] = value
+        out[inner] = x
+        return
+    for axis, (d, (a, _)) in enumerate(zip(x.shape, pairs)):
+        lead = (slice(None),) * axis
+        out[(*lead, slice(0, a))] = value
+        out[(*lead, slice(a + d, None))] = value
+    ctx.copy(out[inner], x)
+
+
 # A product of this many multiply-adds or more is worth splitting over the threads even
 # when its operands are small (about 0.5 ms on one BLAS thread here): [512, 768] @
 # [768, 192] 1.10 -> 0.74 ms on 2 cores, where [128, 784] @ [784, 256] ran slower split.

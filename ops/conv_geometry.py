@@ -21,6 +21,7 @@ import numpy as np
 from minigraph import host_pool
 from minigraph.graph import Output
 from minigraph.kernel import KernelContext
+from minigraph.ops.common import pad_into
 from minigraph.wrappers import make_builder
 
 __all__: list[str] = []
@@ -200,11 +201,7 @@ def pad_image(
         return out
     ctx = KernelContext({}, np)  # the pool's buffers and threads, as any kernel's
     out = ctx.empty(shape, dtype)
-    for axis, (m, (a, _)) in enumerate(zip(spatial, pads), start=1):
-        lead = (slice(None),) * axis
-        out[(*lead, slice(0, a))] = value
-        out[(*lead, slice(a + m, None))] = value
-    ctx.copy(out[inner], x)
+    pad_into(ctx, out, x, [(0, 0), *pads, (0, 0)], value)
     return out
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
-from minigraph.ops.common import INDEX_TYPES, host_array, shape_str
+from minigraph.ops.common import INDEX_TYPES, host_array, pad_into, shape_str
 from minigraph.ops.shape_ops import index_value
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import TensorShape, unknown_shape, with_rank
@@ -82,8 +82,7 @@ def _pad_kernel(ctx: KernelContext, x: Any, paddings: Any, constant_values: Any 
         ctx.check_size(shape, x.dtype)
         return ctx.xp.pad(x, pairs, mode=mode.lower()) if pairs else x.copy()
     out = ctx.allocate(shape, x.dtype)
-    out[...] = 0 if constant_values is None else constant_values
-    out[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, pairs))] = x
+    pad_into(ctx, out, x, pairs, 0 if constant_values is None else constant_values)
     return out
 
 

@@ -414,6 +414,20 @@ def test_max_pool_of_wide_pixels_matches_reference(shape, k, s, padding, dtype):
     assert out.dtype == want.dtype and out.tobytes() == want.tobytes()
 
 
+def test_max_pool_of_a_large_padded_image_matches_reference():
+    """A padded image of 1 MB or more is a pooled buffer with only its border filled."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 151, 149, 8)).astype(np.float32) - 3  # 1.4 MB once padded
+    x[0, 0, 0] = np.nan
+    g = mg.Graph()
+    with g.as_default():
+        y = mg.nn.max_pool(x, [3, 3], [2, 2], "SAME")
+        z = mg.nn.max_pool(x, [4, 2], [1, 3], "SAME")
+    got = mg.Session(g).run([y, z])
+    for out, (k, s) in zip(got, [((3, 3), (2, 2)), ((4, 2), (1, 3))]):
+        assert out.tobytes() == reference_pool(x, k, s, "SAME", False).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("negative_zero", [True, False])
 def test_max_pool_keeps_the_first_of_equal_zeros_and_skips_nan(dtype, negative_zero):

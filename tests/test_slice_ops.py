@@ -293,6 +293,20 @@ def test_pad_matches_numpy(x, data):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("constant", [None, 7.5])
+def test_a_large_pad_fills_its_border_and_copies_the_rest(constant):
+    """Outputs of 64K elements or more fill only their border (every side, each dim):
+    np.pad's result, zeros or the constant."""
+    x = np.arange(3 * 130 * 170 * 2, dtype=np.float32).reshape(3, 130, 170, 2)
+    pads = [[1, 0], [0, 3], [2, 1], [1, 2]]
+    want = np.pad(x, pads, constant_values=0 if constant is None else constant)
+    if constant is None:
+        got = run(lambda p: mg.pad(p, pads), x)
+    else:
+        got = run(lambda p: mg.pad(p, pads, constant_values=constant), x)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
 def test_pad_shapes_and_errors():
     with mg.Graph().as_default():
         x = mg.placeholder(mg.float32, [None, 3])
