@@ -25,19 +25,28 @@ no body that may hold dead values (a TF1 Switch or Merge inside: minigraph.deadn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from .deadness import makes_dead
-from .graph import Node, Operation, Output
+from .graph import Graph, Node, Operation, Output
 from .optimizer import PASS_THROUGH
 
-if TYPE_CHECKING:
-    from .functions import Function
-
-__all__ = ["invariant_frontier"]
+__all__ = ["Body", "invariant_frontier"]
 
 
-def invariant_frontier(fn: Function) -> list[Output]:
+class Body(Protocol):
+    """What the analysis reads of a loop body (a minigraph.functions.Function)."""
+
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def inputs(self) -> Sequence[Output]: ...
+    @property
+    def outputs(self) -> Sequence[Output]: ...
+
+
+def invariant_frontier(fn: Body) -> list[Output]:
     """The body's frontier (see the module's docstring), in node order; empty when the
     body computes nothing from invariant values alone, or may hold dead values."""
     nodes = sorted(fn.graph.nodes(), key=lambda n: n.id)

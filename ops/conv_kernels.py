@@ -446,7 +446,7 @@ def _separable_max(
         acc = larger(taps[0], taps[1])
         for tap in taps[2:]:
             larger(acc, tap, out=acc)
-    if acc.base is not None or acc is xpad:  # every window one cell: a view so far
+    if acc.base is not None:  # every window one cell: a view of xpad so far
         acc = acc.copy()
     if xpad.dtype.kind == "f":
         larger(acc, lowest, out=acc)  # a window of -inf or NaN gives the lowest value
