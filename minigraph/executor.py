@@ -195,17 +195,19 @@ class LocalExecutor:
         if plan.dead_aware or bound.graphs is not None or bound.schedule is not None:
             return run
         template, fast, fast_steps = bound.template, bound.fast, bound.fast_steps
-        feed_slots, fetch_slots = plan.feed_slots, plan.fetch_slots
+        fed = len(plan.feed_slots)
+        if plan.feed_slots != tuple(range(fed)):  # build_plan gives the feeds the first slots
+            return run
+        fetched = _getter(plan.fetch_slots)
         state = _FP_STATE
 
         def run_fast(feed_values: Sequence[Any]) -> list[Any]:
             if state is None or state.get() is not _FP_IGNORE or config.check_outputs():
                 return run(feed_values)
             values = template.copy()
-            for s, v in zip(feed_slots, feed_values):
-                values[s] = v
+            values[:fed] = feed_values
             _run_fast(fast, fast_steps, values)
-            return [values[s] for s in fetch_slots]
+            return list(fetched(values))
 
         return run_fast
 

@@ -238,6 +238,16 @@ class Function:
         plan, executor, _, run = self._bound(ctx)
         return _run(ctx, executor, plan, run, args, label)
 
+    def caller(self, ctx: KernelContext, label: str) -> Callable[[Sequence[Any], int], list[Any]]:
+        """:meth:`call` bound to one run of the calling step, for a loop that calls the body
+        every iteration: ``f(args, i)`` runs it on ``args`` (as many as it takes: the
+        caller's signature was checked when it was built), traced as ``label/i``. Outside a
+        traced run it goes straight to the executor's runner of the plan."""
+        plan, executor, _, run = self._bound(ctx)
+        if current_trace() is None:
+            return lambda args, i: run(args)
+        return lambda args, i: _run(ctx, executor, plan, run, args, f"{label}/{i}")
+
     def borrowed(self, ctx: KernelContext) -> frozenset[int]:
         """Positions of the results that are not buffers of the call's own (a constant of the
         body, kept from call to call, or a view of another result): a caller that hands
@@ -267,8 +277,8 @@ class LoopPlans(NamedTuple):
 
 
 class LoopRun:
-    """The iterations of one run of a while loop: :meth:`call` runs the body as
-    Function.call does, but for a body with loop-invariant work, which it does once, at the
+    """The iterations of one run of a while loop: :meth:`caller` runs the body as
+    Function.caller does, but for a body with loop-invariant work, which it does once, at the
     first call, and hands to every iteration (minigraph.loop_invariants)."""
 
     def __init__(self, fn: Function, ctx: KernelContext) -> None:
@@ -285,19 +295,28 @@ class LoopRun:
         self._borrowed: frozenset[int] | None = bound[1]
         self._executor: LocalExecutor = bound[2]
         self._runners: list[Any] | None = bound[3]
-        self._frontier: list[Any] | None = None
 
-    def call(self, args: Sequence[Any], label: str) -> list[Any]:
-        """The body's results for ``args``; ``label`` names the iteration in a trace."""
+    def caller(self, label: str) -> Callable[[Sequence[Any], int], list[Any]]:
+        """As Function.caller, for the body with its loop-invariant work, which the first
+        call does and hands to every iteration (traced as ``label/i/invariant``)."""
         fn, ctx, plans, runners = self._fn, self._ctx, self._plans, self._runners
         if plans is None or runners is None:
-            return fn.call(ctx, args, label)
-        if len(args) != len(fn.inputs):
-            ctx.fail(f"function {fn.name} takes {len(fn.inputs)} arguments, got {len(args)}")
+            return fn.caller(ctx, label)
         executor, (prelude, iteration) = self._executor, runners
-        if self._frontier is None:
-            self._frontier = _run(ctx, executor, plans.prelude, prelude, args, label + "/invariant")
-        return _run(ctx, executor, plans.iteration, iteration, [*args, *self._frontier], label)
+        traced = current_trace() is not None
+        frontier: list[Any] | None = None
+
+        def call(args: Sequence[Any], i: int) -> list[Any]:
+            nonlocal frontier
+            if frontier is None:
+                where = f"{label}/{i}/invariant"
+                frontier = _run(ctx, executor, plans.prelude, prelude, args, where)
+            if traced:
+                where = f"{label}/{i}"
+                return _run(ctx, executor, plans.iteration, iteration, [*args, *frontier], where)
+            return iteration([*args, *frontier])
+
+        return call
 
     def borrowed(self) -> frozenset[int]:
         """As Function.borrowed; a frontier value returned as a result is borrowed too."""

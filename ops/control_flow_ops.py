@@ -201,12 +201,13 @@ WHILE_OPS = {
 @register_kernel("While", "CPU", "GPU")
 @register_kernel("StatelessWhile", "CPU", "GPU")
 def _while_kernel(ctx: KernelContext, inputs: list[Any]) -> list[Any]:
-    cond, body = ctx.attrs["cond"], LoopRun(ctx.attrs["body"], ctx)
+    loop = LoopRun(ctx.attrs["body"], ctx)
+    cond, body = ctx.attrs["cond"].caller(ctx, "cond"), loop.caller("body")
     values, i = list(inputs), 0
-    while _to_bool(ctx, cond.call(ctx, values, f"cond/{i}")[0]):
-        values = body.call(values, f"body/{i}")  # the last iteration's values are freed
+    while _to_bool(ctx, cond(values, i)[0]):
+        values = body(values, i)  # the last iteration's values are freed
         i += 1
-    return _fresh(ctx.xp, values, inputs, body.borrowed() if i else frozenset())
+    return _fresh(ctx.xp, values, inputs, loop.borrowed() if i else frozenset())
 
 
 While = make_wrapper_class(WHILE_OPS["While"])

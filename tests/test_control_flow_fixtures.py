@@ -65,6 +65,18 @@ def test_runs_as_in_tensorflow(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_fast_loop_gives_the_checked_loops_bits(case):
+    """Bodies run by the executor's runner (no output checks: the fast loop, as a user's
+    runs go) give what the checked loop gives, bit for bit."""
+    g, feeds, _ = _load(case)
+    checked = mg.Session(g).run(case["fetches"], feeds)
+    mg.config.set_check_outputs(False)  # conftest turns it back on
+    fast = mg.Session(g).run(case["fetches"], feeds)
+    for name, a, b in zip(case["fetches"], checked, fast):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_export_imports_again_with_the_same_results(case):
     g, feeds, wanted = _load(case)
     exported = g.as_graph_def()
