@@ -112,6 +112,9 @@ class _Compiled(NamedTuple):
     in_blocks: bool  # may run block by block
     reusable: tuple[int, ...]  # inputs the first op may overwrite (see _output_buffer)
     shapes: dict[tuple[Shape, ...], Shape | None]  # input shapes -> result shape
+    # Input shapes -> result shape, where the result is a small host array that needs no
+    # check: such a call (a loop body's, at batch 1) makes it and runs the ops, no more.
+    small: dict[tuple[Shape, ...], Shape]
     device_kernel: Any  # CuPy: the chain as one generated kernel (fusion_cuda), or None
 
 
@@ -120,8 +123,18 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
     compiled = ctx.memo.get("program")
     if compiled is None:  # one assignment: runs of a plan may share its steps across threads
         compiled = ctx.memo["program"] = _compiled(ctx, len(inputs))
-    shapes = compiled.shapes
     key = tuple([x.shape for x in inputs])
+    shape = compiled.small.get(key)
+    if shape is not None:
+        values = [*inputs, np.empty(shape, inputs[0].dtype)]
+        out = values[-1]
+        for fn, a, b in compiled.calls:
+            if b is None:
+                fn(values[a], out=out)
+            else:
+                fn(values[a], values[b], out=out)
+        return out
+    shapes = compiled.shapes
     shape = shapes.get(key, _UNKNOWN)
     if shape is _UNKNOWN:
         if len(shapes) >= _SHAPES_KEPT:
@@ -141,6 +154,8 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         compiled.device_kernel(*inputs, out)
         return out
     if size < _SMALL_SIZE and ctx.xp is np:  # nothing to reuse, widen or cut in blocks
+        if shape in key and len(compiled.small) < _SHAPES_KEPT:  # no size check was needed
+            compiled.small[key] = shape
         out = np.empty(shape, dtype)
         _run(compiled.calls, inputs, out)
         return out
@@ -182,6 +197,7 @@ def _compiled(ctx: KernelContext, num_inputs: int) -> _Compiled:
         in_blocks=host,
         reusable=tuple(k for k in members[0].operands if k != ACC and reads.count(k) == 1),
         shapes={},
+        small={},
         device_kernel=(
             chain_kernel(members, ctx.attrs["T"].np, num_inputs) if is_cupy(ctx.xp) else None
         ),

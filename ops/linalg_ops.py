@@ -91,8 +91,17 @@ array([[1, 3],
 )
 
 
+# Operand shapes remembered per MatMul step as plain small products (batch sizes vary).
+_PLAIN_KEPT = 64
+
+
 @register_kernel("MatMul", "CPU", "GPU")
 def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
+    plain = ctx.memo.get("plain")  # operand shapes of a product that is one NumPy matmul
+    if plain is not None and (a.shape, b.shape) in plain:  # (a loop body's, every step)
+        return np.matmul(
+            a.T if ctx.attrs["transpose_a"] else a, b.T if ctx.attrs["transpose_b"] else b
+        )
     if a.ndim != 2 or b.ndim != 2:
         i, m = (0, a) if a.ndim != 2 else (1, b)
         ctx.fail(f"In[{i}] is not a matrix. Instead it has shape {shape_str(m.shape)}")
@@ -108,11 +117,15 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
     if size >= UNPAID_VIEW_SIZE or size > max(a.size, b.size):
         ctx.check_size(shape, a.dtype)  # (as elementwise kernels: a small output no larger
         # than an input is not checked, to keep a loop body's small products cheap)
-    if ctx.xp is np and a.dtype != np.float16 and product_work(xa, xb) >= PARALLEL_MIN_BYTES:
-        # a large product on every thread (a small one, a loop body's, pays nothing more)
-        out = ctx.empty(shape, a.dtype)
-        matrix_product(ctx, xa, xb, out)
-        return out
+    if ctx.xp is np and a.dtype != np.float16:
+        if product_work(xa, xb) >= PARALLEL_MIN_BYTES:  # a large product on every thread
+            out = ctx.empty(shape, a.dtype)
+            matrix_product(ctx, xa, xb, out)
+            return out
+        if size < UNPAID_VIEW_SIZE and size <= max(a.size, b.size):  # nothing was checked
+            plain = ctx.memo.setdefault("plain", set())
+            if len(plain) < _PLAIN_KEPT:
+                plain.add((a.shape, b.shape))
     return _product(ctx.xp, xa, xb)
 
 

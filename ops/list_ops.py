@@ -257,11 +257,15 @@ def _tensor_list_set_item_kernel(ctx: KernelContext, handle: Any, index: Any, it
     n = len(lst.items)
     if i < 0 or (i >= n and not ctx.attrs["resize_if_index_out_of_bounds"]):
         ctx.fail(f"Trying to modify element {i} in a list with {n} elements.")
-    if not lst.element_shape.is_compatible_with(item.shape):
-        ctx.fail(
-            "Tried to set a tensor with incompatible shape at a list index. Item element "
-            f"shape: {shape_str(item.shape)} list shape: {lst.element_shape}"
-        )
+    fits = ctx.memo.get("fits")  # the last (element shape, item shape) that was compatible
+    if fits is None or fits[0] is not lst.element_shape or fits[1] != item.shape:
+        if not lst.element_shape.is_compatible_with(item.shape):
+            ctx.fail(
+                "Tried to set a tensor with incompatible shape at a list index. Item element "
+                f"shape: {shape_str(item.shape)} list shape: {lst.element_shape}"
+            )
+        ctx.memo["fits"] = (lst.element_shape, item.shape)  # (it holds the shape: no other
+        # TensorShape takes its identity)
     items = list(lst.items) + [None] * (i + 1 - n)
     items[i] = item.copy()
     return variant(lst.with_items(tuple(items)))

@@ -195,8 +195,12 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
 def _unary_kernel(fn: Any, out_type: Any) -> Any:
     np_fn = getattr(np, fn) if isinstance(fn, str) else None
     forwards = (np_fn is not None or fn in _WRITE_OUT) and out_type is None
+    plain = np_fn is not None and out_type is None
 
     def kernel(ctx: KernelContext, x: Any) -> Any:
+        if plain and ctx.xp is np and x.ndim and x.size < _FORWARD_MIN_SIZE:
+            r = np_fn(x)  # the hot path (a loop body's Tanh): nothing to reuse or check
+            return r if r.dtype is x.dtype else _finish(np, r, x.dtype, x.shape)
         out = None
         if forwards and ctx.forwardable and x.size >= _FORWARD_MIN_SIZE:
             out = ctx.forwarded((x,), x.shape, x.dtype)
@@ -274,7 +278,7 @@ def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     if isinstance(fn, str):
         return Elementwise.ufunc(fn, cuda=cuda)
     if fn in _WRITE_OUT:
-        return Elementwise(lambda xp, attrs: lambda x, out: fn(xp, x, out=out), cuda=cuda)
+        return Elementwise(_WRITE_OUT[fn], cuda=cuda)  # type: ignore[index]
     return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda)
 
 
@@ -358,12 +362,7 @@ def _sigmoid(xp: Any, x: Any, out: Any = None) -> Any:
     one = _scalar(xp, 1, x.dtype)
     out = xp.empty(x.shape, x.dtype) if out is None else out  # (0-d too: not a scalar)
     if x.dtype.itemsize > 2:
-        # 1 / (1 + exp(-x)) in four passes: where exp(-x) overflows (x < -88.7 in float32)
-        # the result is 0, as TensorFlow's (which flushes its subnormals to zero too).
-        xp.negative(x, out=out)
-        xp.exp(out, out=out)
-        out += one
-        return xp.divide(one, out, out=out)
+        return _logistic(xp, x, out, one)
     # float16: exp(-x) overflows from x < -11 where the sigmoid is still a float16 number
     # (TensorFlow computes it in float32). With e = exp(-|x|) <= 1, 1 / (1 + e) where
     # x >= 0, else e / (1 + e): the numerator is max(e, x >= 0) (and NaN stays NaN).
@@ -371,6 +370,26 @@ def _sigmoid(xp: Any, x: Any, out: Any = None) -> Any:
     xp.maximum(e, x >= _scalar(xp, 0, x.dtype), out=out)
     e += one
     return xp.divide(out, e, out=out)
+
+
+def _logistic(xp: Any, x: Any, out: Any, one: Any) -> Any:
+    """1 / (1 + exp(-x)) into ``out`` in four passes (float32 and wider; ``one`` is 1 for
+    the ufuncs): where exp(-x) overflows (x < -88.7 in float32) the result is 0, as
+    TensorFlow's (which flushes its subnormals to zero too)."""
+    xp.negative(x, out=out)
+    xp.exp(out, out=out)
+    xp.add(out, one, out=out)
+    return xp.divide(one, out, out=out)
+
+
+def _sigmoid_into(xp: Any, attrs: Any) -> Any:
+    """Sigmoid in a fused chain (op_def.Elementwise.bind): for float32 and wider, the four
+    passes with their 1 made once (a loop body's gates at batch 1 run it every step)."""
+    dtype = np.dtype(attrs["T"].np)
+    if dtype.kind != "f" or dtype.itemsize <= 2:
+        return lambda x, out: _sigmoid(xp, x, out=out)
+    one = _scalar(xp, 1, dtype)
+    return lambda x, out: _logistic(xp, x, out, one)
 
 
 def _scalar(xp: Any, value: int, dtype: Any) -> Any:
@@ -387,8 +406,9 @@ def _zero_d(value: int, dtype: np.dtype) -> np.ndarray:
     return a
 
 
-# Functions of (xp, x) that also take ``out=``: their kernels and fused chains write there.
-_WRITE_OUT = frozenset({_sigmoid})
+# Functions of (xp, x) that also take ``out=``: their kernels and fused chains write there
+# (each with its op_def.Elementwise.bind).
+_WRITE_OUT = {_sigmoid: _sigmoid_into}
 
 
 def _round(xp: Any, x: Any) -> Any:

@@ -91,6 +91,8 @@ def _bias_add_result(attrs: Any, x: tuple[int, ...], b: tuple[int, ...]) -> Any:
 
 def _bias_add_into(xp: Any, attrs: Any) -> Callable[..., Any]:
     data_format = attrs["data_format"]
+    if data_format == "NHWC":  # channels last at every rank: b broadcasts as it is
+        return xp.add
 
     def into(x: Any, b: Any, out: Any) -> Any:
         axis = bias_axis(data_format, x.ndim)

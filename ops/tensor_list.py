@@ -169,6 +169,8 @@ def merged_with_items(
 
 
 def scalar_int(ctx: KernelContext, x: Any, what: str) -> int:
+    if type(x) is np.ndarray and not x.ndim:  # a loop's index, every step
+        return int(x)
     x = host_array(ctx, x)
     if x.size != 1:  # TensorFlow reads scalar<int32>(), which takes any one-element tensor
         ctx.fail(f"{what} must be a scalar, got shape {shape_str(x.shape)}")
