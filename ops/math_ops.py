@@ -111,6 +111,7 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 # Reusing an input buffer saves memory and page faults on large tensors; below this many
 # elements a fresh array costs less than checking whether one can be reused.
 _FORWARD_MIN_SIZE = 4096
+_SHAPES_KEPT = 64  # operand shapes remembered per step (batch sizes vary)
 
 
 def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any) -> Any:
@@ -142,6 +143,12 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
     plain = np_fn is not None and (out_type is None or fn in _COMPARISONS)
 
     def kernel(ctx: KernelContext, x: Any, y: Any) -> Any:
+        known = ctx.memo.get("plain")  # operand shapes for which the ufunc call is all
+        if known is not None:
+            scalar = known.get((x.shape, y.shape))
+            if scalar is not None:  # the hot path: a loop body's step, every iteration
+                r = np_fn(x, y)
+                return np.asarray(r) if scalar else r  # NumPy gives scalars for 0-d operands
         xp = ctx.xp
         if x.shape == y.shape or not y.ndim:
             shape = x.shape
@@ -170,7 +177,15 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
                 if out is not None or math.prod(shape) >= _FORWARD_MIN_SIZE:
                     out = ctx.empty(shape, x.dtype) if out is None else out
                     return widened_ufunc(ufunc, x, y, out)  # a short repeated operand
-            r = ufunc(x, y) if out is None else ufunc(x, y, out=out)
+            if out is None:
+                if check is None and xp is np and shape in (x.shape, y.shape):  # unchecked
+                    if math.prod(shape) < _FORWARD_MIN_SIZE:  # and nothing to forward
+                        known = ctx.memo.setdefault("plain", {})
+                        if len(known) < _SHAPES_KEPT:
+                            known[x.shape, y.shape] = not shape
+                r = ufunc(x, y)
+            else:
+                r = ufunc(x, y, out=out)
             return r if shape else xp.asarray(r)  # NumPy gives scalars for 0-d operands
         r = _compute(ctx, fn, np_fn, (x, y), out)
         return _finish(xp, r, x.dtype if out_type is None else out_type, shape)

@@ -222,12 +222,12 @@ SPLIT = define_op(
 @register_kernel("Split", "CPU", "GPU")
 def _split_kernel(ctx: KernelContext, axis: Any, value: Any) -> list[Any]:
     # A loop body splits values of one shape at one constant axis every step: the pieces'
-    # index is the last call's when the axis is the very same read-only array (its value
-    # cannot change, and the memo holds it, so no other array takes its identity).
+    # index is the last call's when the axis is the very same array, read-only when the memo
+    # took it (its value cannot change, and the memo holds it, so no other array takes its
+    # identity).
     last = ctx.memo.get("views")
     if last is not None and last[0] is axis and last[1] == value.shape:
-        if not axis.flags.writeable:
-            return [value[ix] for ix in last[2]]
+        return [value[ix] for ix in last[2]]
     n = ctx.attrs["num_split"]
     if value.ndim == 0:
         ctx.fail("-input rank(-0) <= split_dim < input rank (0), but got 0")
@@ -241,7 +241,8 @@ def _split_kernel(ctx: KernelContext, axis: Any, value: Any) -> list[Any]:
     bounds = [size * i for i in range(n + 1)]
     if isinstance(axis, np.ndarray) and not _copied(ctx.xp, value, n, a):
         index = _view_index(a, bounds)
-        ctx.memo["views"] = (axis, value.shape, index)  # one assignment: runs share it
+        if not axis.flags.writeable:
+            ctx.memo["views"] = (axis, value.shape, index)  # one assignment: runs share it
         return [value[ix] for ix in index]
     return _pieces(ctx.xp, value, bounds, a)
 

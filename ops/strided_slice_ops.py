@@ -149,17 +149,17 @@ def strided_slice_index(
 def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
     # The index and its checks are the last call's when the shape and bounds are (a loop
     # body's constant bounds: a GRU cell's slices took 7 us a call, a third of its step):
-    # the very same read-only bound arrays (constants: their values cannot change, and the
-    # memo holds them, so no other array can take their identity), else bounds of the same
-    # values (a fed array may be the caller's, written between runs).
+    # the very same bound arrays, read-only when the memo took them (constants: their values
+    # cannot change, and the memo holds them, so no other array can take their identity),
+    # else bounds of the same values (a fed array may be the caller's, written between runs).
     last = ctx.memo.get("index")
     if (
         last is not None
         and last[0] is begin
         and last[1] is end
         and last[2] is strides
+        and last[5]
         and last[3][0] == x.shape
-        and not (begin.flags.writeable or end.flags.writeable or strides.flags.writeable)
     ):
         spec = last[4]
     else:
@@ -169,7 +169,9 @@ def _strided_slice_kernel(ctx: KernelContext, x: Any, begin: Any, end: Any, stri
             spec = last[4]
         else:
             spec, _ = strided_slice_index(ctx, x.shape, *arrays)
-        ctx.memo["index"] = (begin, end, strides, key, spec)  # one assignment: runs share it
+        fixed = not any(v.flags.writeable for v in (begin, end, strides))
+        # One assignment: runs of a plan share its steps across threads.
+        ctx.memo["index"] = (begin, end, strides, key, spec, fixed)
     out = x[spec]
     return np.asarray(out) if isinstance(out, np.generic) else out  # NumPy gives scalars
 

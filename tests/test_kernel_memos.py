@@ -110,3 +110,23 @@ def test_list_set_item_refuses_an_item_of_another_shape_after_good_ones():
         np.testing.assert_array_equal(sess.run(read, {item: [1.0, 2.0]}), [1.0, 2.0])
     with pytest.raises(mg.errors.InvalidArgumentError, match="incompatible shape"):
         sess.run(read, {item: [1.0, 2.0, 3.0]})
+
+
+def test_a_binary_op_gives_each_calls_result_as_shapes_change():
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.int32, None)
+        y = mg.placeholder(mg.int32, None)
+        total = x + y
+        quotient = mg.floordiv(x, y)
+    sess = mg.Session(g)
+    rng = np.random.default_rng(2)
+    for xs, ys in [((), ()), ((), ()), ((1, 4), (4,)), ((1, 4), (4,)), ((3, 4), (4,)), ((), ())]:
+        a = rng.integers(-9, 9, xs).astype(np.int32)
+        b = rng.integers(1, 9, ys).astype(np.int32)
+        got, q = sess.run([total, quotient], {x: a, y: b})
+        assert isinstance(got, np.ndarray) and got.dtype == np.int32 and got.shape == (a + b).shape
+        np.testing.assert_array_equal(got, a + b)
+        np.testing.assert_array_equal(q, a // b)
+    with pytest.raises(mg.errors.InvalidArgumentError, match="Integer division by zero"):
+        sess.run(quotient, {x: np.int32(3), y: np.int32(0)})
