@@ -28,11 +28,12 @@ import numpy as np
 from minigraph import dtypes
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
-from minigraph.kernel import UNPAID_VIEW_SIZE, KernelContext
+from minigraph.kernel import REUSE_MIN_SIZE, UNPAID_VIEW_SIZE, KernelContext
 from minigraph.op_def import Elementwise
 from minigraph.ops import special
 from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set, widened_ufunc
 from minigraph.registry import define_op, register_kernel
+from minigraph.runs import may_widen
 from minigraph.shapes import TensorShape, broadcast
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
 
@@ -110,7 +111,7 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 
 # Reusing an input buffer saves memory and page faults on large tensors; below this many
 # elements a fresh array costs less than checking whether one can be reused.
-_FORWARD_MIN_SIZE = 4096
+_FORWARD_MIN_SIZE = REUSE_MIN_SIZE
 _SHAPES_KEPT = 64  # operand shapes remembered per step (batch sizes vary)
 
 
@@ -174,9 +175,9 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
         if plain:  # the executor's hot path (Add, Mul...): one ufunc call
             ufunc = np_fn if xp is np else getattr(xp, fn)
             if forwards and xp is np and x.ndim and y.ndim and x.shape != y.shape:
-                if out is not None or math.prod(shape) >= _FORWARD_MIN_SIZE:
+                if may_widen((x.size, y.size), math.prod(shape)):  # a short repeated operand
                     out = ctx.empty(shape, x.dtype) if out is None else out
-                    return widened_ufunc(ufunc, x, y, out)  # a short repeated operand
+                    return widened_ufunc(ufunc, x, y, out)
             if out is None:
                 if check is None and xp is np and shape in (x.shape, y.shape):  # unchecked
                     if math.prod(shape) < _FORWARD_MIN_SIZE:  # and nothing to forward
@@ -201,7 +202,10 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
             shape = np.broadcast_shapes(*dims)
         except ValueError:
             return None
-        return np_fn if shape and math.prod(shape) < _FORWARD_MIN_SIZE else None
+        size = math.prod(shape)
+        if not shape or size >= _FORWARD_MIN_SIZE:
+            return None
+        return None if may_widen([math.prod(d) for d in dims], size) else np_fn
 
     kernel.specialize = specialize  # type: ignore[attr-defined]
     return kernel

@@ -18,7 +18,7 @@ import numpy as np
 from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
-from minigraph.kernel import KernelContext
+from minigraph.kernel import REUSE_MIN_SIZE, KernelContext
 from minigraph.op_def import Elementwise
 from minigraph.ops.common import (
     FLOAT,
@@ -34,6 +34,7 @@ from minigraph.ops.common import (
     widened_ufunc,
 )
 from minigraph.registry import define_op, register_kernel
+from minigraph.runs import may_widen
 from minigraph.shapes import (
     TensorShape,
     merge_dim,
@@ -76,10 +77,6 @@ def _bias_add_shape(c: InferenceContext, x: TensorSpec, b: TensorSpec) -> Tensor
         )
     dims[axis] = merge_dim(dims[axis], bs[0])
     return TensorShape(dims)
-
-
-# Below this many elements a bias add has few repeats of the bias to save (see widened_ufunc).
-_WIDENED_MIN_SIZE = 1 << 12
 
 
 def _bias_add_result(attrs: Any, x: tuple[int, ...], b: tuple[int, ...]) -> Any:
@@ -146,10 +143,11 @@ def _bias_add_kernel(ctx: KernelContext, x: Any, b: Any) -> Any:
         )
     shape = [1] * x.ndim
     shape[axis] = b.shape[0]
-    if ctx.xp is np and x.size >= _WIDENED_MIN_SIZE and x.dtype == b.dtype:
-        out = ctx.output_buffer((x,), x.shape, x.dtype)
-        return widened_ufunc(np.add, x, b.reshape(shape), out)
-    return x + b.reshape(shape)
+    bias = b.reshape(shape)
+    if ctx.xp is np and x.dtype == b.dtype:
+        if x.size >= REUSE_MIN_SIZE or may_widen((b.size,), x.size):
+            return widened_ufunc(np.add, x, bias, ctx.output_buffer((x,), x.shape, x.dtype))
+    return x + bias
 
 
 BiasAdd = make_wrapper_class(BIAS_ADD)

@@ -555,6 +555,7 @@ def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
     and small (nothing else for its kernel to do); otherwise the kernel, with its checks."""
     from minigraph.devices import parse_device
     from minigraph.executor import LocalExecutor
+    from minigraph.kernel import REUSE_MIN_SIZE
     from minigraph.optimizer import OptimizerOptions
     from minigraph.plan import build_plan
 
@@ -562,7 +563,7 @@ def test_small_binary_ops_of_known_shapes_run_as_the_bare_ufunc():
     with g.as_default():
         x = mg.placeholder(mg.float32, shape=[3, 4], name="x")
         u = mg.placeholder(mg.float32, shape=[None], name="u")
-        b = mg.placeholder(mg.float32, shape=[4096], name="b")
+        b = mg.placeholder(mg.float32, shape=[REUSE_MIN_SIZE], name="b")
         i = mg.placeholder(mg.int32, shape=[2], name="i")
         small = mg.add(x, mg.constant(np.float32(1)), name="small")
         row = mg.subtract(small, mg.constant(np.ones(4, np.float32)), name="row")
