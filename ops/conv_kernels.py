@@ -243,16 +243,14 @@ def depthwise_by_rows(
     host, with no copy of the input, over pieces of output rows of one image, or of whole
     images (about _DEPTHWISE_ROWS_BYTES each), that the threads take as they come free.
     Each output starts at 0 and adds its taps' products in order, as
-    :func:`depthwise_conv`. From _DEPTHWISE_EINSUM_CHANNELS channels a piece is one
-    ``einsum`` over a strided view of its windows, one pass over the output (the channels,
+    :func:`depthwise_conv`. With a column stride of 1 a piece is one ``einsum`` over whole
+    output rows (:func:`_row_einsum`). Else, from _DEPTHWISE_EINSUM_CHANNELS channels a piece
+    is one ``einsum`` over a strided view of its windows, one pass over the output (the channels,
     contiguous in every operand, are its inner loop, so it sums in the same order; an
     input whose channels are not adjacent is copied first; a NaN added to a NaN may keep
     the other's payload): 2 cores, [8,56,144] 5x5 22.6 -> 9.0 ms, [8,28,176] 7x7 12.7 ->
-    4.1, [1,14,480] 5x5 1.0 -> 0.3. With fewer, a tap's window of a piece is a strided view
-    whose output row is one contiguous run of ``ow * c`` elements where the column stride
-    is 1 (else ``ow`` runs of ``c``): NumPy multiplies it by the tap's weights tiled along
-    the row into a buffer, then adds ([8,28,28,44] 5x5 against whole-image copies: 5.5 ->
-    2.6)."""
+    4.1, [1,14,480] 5x5 1.0 -> 0.3. With fewer, a multiply and an add a tap
+    (:func:`_tap_rows`). NumPy's einsum holds the GIL: its pieces run one at a time."""
     n, c, item = xpad.shape[0], xpad.shape[-1], xpad.itemsize
     oh, ow = outs
     out = ctx.empty((n, oh, ow * c), weights.dtype)  # the output's size is checked
@@ -265,12 +263,45 @@ def depthwise_by_rows(
         pieces = [
             (slice(i, i + 1), r, min(r + lines, oh)) for i in range(n) for r in range(0, oh, lines)
         ]
-    if c >= _DEPTHWISE_EINSUM_CHANNELS:
+    if s[1] == 1:
+        run = _row_einsum(xpad, weights, k, outs, s, d, out)
+    elif c >= _DEPTHWISE_EINSUM_CHANNELS:
         run = _einsum_rows(xpad, weights, k, outs, s, d, out.reshape(n, oh, ow, c))
     else:
         run = _tap_rows(xpad, weights, k, outs, s, d, out)
     ctx.parallel_map(run, pieces, out.nbytes * math.prod(k))
     return out
+
+
+def _row_einsum(
+    xpad: Any, weights: Any, k: Sequence[int], outs: Sequence[int], s: Sequence[int],
+    d: Sequence[int], out: Any,
+) -> Callable[[tuple[slice, int, int]], None]:  # fmt: skip
+    """depthwise_by_rows's work on a piece, for a column stride of 1: one einsum whose inner
+    loop is a whole output row of ``ow * c`` elements. With unit column stride, output
+    element ``w * c + ch`` of a row reads input element ``(w + j * d) * c + ch`` of a row
+    for tap ``(i, j)``: an affine map of the flat row index, so the windows are one strided
+    view [n, oh, ow * c, kh, kw] and each tap's weights are tiled along the row. The sum
+    runs over the taps in their order from 0, as the other forms (the same bits): [8, 28,
+    28, 44] 5x5 4.4 -> 1.3 ms, [8, 56, 56, 11] 7x7 19.7 -> 2.0 on one thread."""
+    if not xpad.flags.c_contiguous:  # a channels-first input, unpadded
+        xpad = np.ascontiguousarray(xpad)
+    n, rows, cols, c = xpad.shape
+    ow = outs[1]
+    sn, sr, item = xpad.strides[0], xpad.strides[1], xpad.itemsize
+    windows = np.lib.stride_tricks.as_strided(
+        xpad.reshape(n, rows, cols * c),
+        (n, outs[0], ow * c, k[0], k[1]),
+        (sn, s[0] * sr, item, d[0] * sr, d[1] * c * item),
+        writeable=False,
+    )
+    tiled = np.tile(weights.reshape(*k, c), (1, 1, ow))  # [kh, kw, ow * c]
+
+    def run(piece: tuple[slice, int, int]) -> None:
+        images, r0, r1 = piece
+        np.einsum("nhkij,ijk->nhk", windows[images, r0:r1], tiled, out=out[images, r0:r1])
+
+    return run
 
 
 def _einsum_rows(
@@ -296,14 +327,12 @@ def _tap_rows(
     xpad: Any, weights: Any, k: Sequence[int], outs: Sequence[int], s: Sequence[int],
     d: Sequence[int], out: Any,
 ) -> Callable[[tuple[slice, int, int]], None]:  # fmt: skip
-    """depthwise_by_rows's work on a piece: a multiply and an add a tap into ``out``
-    [n, oh, ow * c]."""
-    n, c = xpad.shape[0], xpad.shape[-1]
+    """depthwise_by_rows's work on a piece, for a column stride over 1 and few channels: a
+    multiply and an add a tap into ``out`` [n, oh, ow * c], each tap's window a strided view
+    (``ow`` runs of ``c`` elements an output row)."""
+    c = xpad.shape[-1]
     ow = outs[1]
     taps = list(itertools.product(range(k[0]), range(k[1])))
-    flat = s[1] == 1 and xpad.flags.c_contiguous  # a row's pixels adjacent
-    planes = xpad.reshape(n, xpad.shape[1], -1) if flat else xpad  # [n, rows, row elements]
-    tiled = [np.tile(weights[t], ow) for t in range(len(taps))] if flat else list(weights)
     buffers: dict[int, Any] = {}
 
     def run(piece: tuple[slice, int, int]) -> None:
@@ -313,12 +342,8 @@ def _tap_rows(
         product = thread_buffer(buffers, np, acc.size, acc.dtype).reshape(acc.shape)
         for t, (i, j) in enumerate(taps):
             rows = slice(r0 * s[0] + i * d[0], (r1 - 1) * s[0] + i * d[0] + 1, s[0])
-            if flat:  # the window's output rows as runs of ow * c elements
-                window = planes[images, rows, j * d[1] * c : (j * d[1] + ow) * c]
-                np.multiply(window, tiled[t], out=product)
-            else:
-                window = xpad[images, rows, j * d[1] : j * d[1] + (ow - 1) * s[1] + 1 : s[1]]
-                np.multiply(window, tiled[t], out=product.reshape(*acc.shape[:2], ow, c))
+            window = xpad[images, rows, j * d[1] : j * d[1] + (ow - 1) * s[1] + 1 : s[1]]
+            np.multiply(window, weights[t], out=product.reshape(*acc.shape[:2], ow, c))
             acc += product
 
     return run

@@ -577,9 +577,9 @@ def test_depthwise_by_rows_equals_whole_image_taps(
     monkeypatch, piece_bytes, fmt, padding, strides, dilations
 ):
     # Long output rows (ow * channels >= 256) take depthwise_by_rows: pieces of output rows
-    # (or of whole images) that read the input in place (as strided views where the column
-    # stride is 2, or the input is a channels-first view), a multiply and an add a tap
-    # with 24 channels. Its sums are bitwise those of the whole-image path and match the
+    # (or of whole images) that read the input in place: one einsum over whole output rows
+    # where the column stride is 1, else (24 channels) a multiply and an add a tap over
+    # strided views. Its sums are bitwise those of the whole-image path and match the
     # reference.
     from minigraph.ops import conv_kernels
 
