@@ -126,14 +126,9 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         compiled = ctx.memo["program"] = _compiled(ctx, len(inputs))
     key = tuple([x.shape for x in inputs])
     shape = compiled.small.get(key)
-    if shape is not None:
-        values = [*inputs, np.empty(shape, inputs[0].dtype)]
-        out = values[-1]
-        for fn, a, b in compiled.calls:
-            if b is None:
-                fn(values[a], out=out)
-            else:
-                fn(values[a], values[b], out=out)
+    if shape is not None:  # the hot path: a loop body's step, every iteration
+        out = np.empty(shape, inputs[0].dtype)
+        _run(compiled.calls, inputs, out)
         return out
     shapes = compiled.shapes
     shape = shapes.get(key, _UNKNOWN)
