@@ -302,9 +302,13 @@ def pad_into(
 
 
 # A product of this many multiply-adds or more is worth splitting over the threads even
-# when its operands are small (about 0.5 ms on one BLAS thread here): [512, 768] @
-# [768, 192] 1.10 -> 0.74 ms on 2 cores, where [128, 784] @ [784, 256] ran slower split.
-SPLIT_MIN_MACS = 50_000_000
+# when its operands are small (about 0.2 ms on one BLAS thread here). On 2 cores, BLAS on
+# one thread (as in a run), 2026-12-06: [400, 64] @ [64, 384] (10M) 0.20 -> 0.16 ms,
+# [128, 784] @ [784, 256] 0.54 -> 0.37, a 1x1 convolution's [800, 96] @ [96, 576] 0.85 ->
+# 0.51 (MobileNetV2 at batch 8: its Conv2D steps 30 -> 23 ms; the MLP's training step
+# 2.01 -> 1.89 ms). (50M until then: a measurement with BLAS's own two threads had made
+# the split look slower.)
+SPLIT_MIN_MACS = 8_000_000
 
 
 def product_work(a: Any, b: Any) -> int:

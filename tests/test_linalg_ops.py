@@ -443,7 +443,7 @@ def test_a_matmul_output_larger_than_its_operands_is_checked_against_the_cap():
 def test_a_product_of_many_multiply_adds_is_split_and_still_the_product():
     """A product of SPLIT_MIN_MACS multiply-adds or more runs on every kernel thread even
     when its operands are small (an Inception 1x1 convolution at batch 8); a smaller one
-    (the MLP's [128, 784] @ [784, 256]) runs as one BLAS call."""
+    (an LSTM cell's [64, 64] @ [64, 256] at batch 64) runs as one BLAS call."""
     from minigraph.kernel import PARALLEL_MIN_BYTES
     from minigraph.ops.common import product_work
 
@@ -451,8 +451,8 @@ def test_a_product_of_many_multiply_adds_is_split_and_still_the_product():
     a = rng.standard_normal((512, 768)).astype(np.float32)
     b = rng.standard_normal((768, 192)).astype(np.float32)
     assert a.nbytes + b.nbytes + 512 * 192 * 4 < PARALLEL_MIN_BYTES <= product_work(a, b)
-    mlp = np.zeros((128, 784), np.float32), np.zeros((784, 256), np.float32)
-    assert product_work(*mlp) < PARALLEL_MIN_BYTES
+    cell = np.zeros((64, 64), np.float32), np.zeros((64, 256), np.float32)
+    assert product_work(*cell) < PARALLEL_MIN_BYTES
     got = run(lambda x, y: mg.matmul(x, y), a, b)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
