@@ -306,9 +306,10 @@ def pad_into(
 # one thread (as in a run), 2026-12-06: [400, 64] @ [64, 384] (10M) 0.20 -> 0.16 ms,
 # [128, 784] @ [784, 256] 0.54 -> 0.37, a 1x1 convolution's [800, 96] @ [96, 576] 0.85 ->
 # 0.51 (MobileNetV2 at batch 8: its Conv2D steps 30 -> 23 ms; the MLP's training step
-# 2.01 -> 1.89 ms). (50M until then: a measurement with BLAS's own two threads had made
-# the split look slower.)
-SPLIT_MIN_MACS = 8_000_000
+# 2.01 -> 1.89 ms); below, split products ran 5-10% slower ([64, 768] @ [768, 192], 9.4M:
+# 197 -> 209 µs). (50M until then: a measurement with BLAS's own two threads had made the
+# split look slower.)
+SPLIT_MIN_MACS = 10_000_000
 
 
 def product_work(a: Any, b: Any) -> int:
