@@ -286,8 +286,10 @@ def _locked(states: Sequence[VariableState]) -> Iterator[None]:
 
 # On the host, a large update runs block by block (this many elements each), so that each
 # block's dozen elementwise passes stay in the cache (784x256 float32 Adam: 1.56 -> 1.29 ms,
-# the same bits; two threads on blocks this small were no faster on a 2-core VM).
-_BLOCK = 1 << 14
+# the same bits), in few enough blocks that NumPy's per-call costs stay small (blocks of
+# 1 << 14: 378 µs, 1 << 15: 336, 1 << 17: 660 (out of the cache), one thread, 2026-12-06).
+# Two threads were slower at every block size (each ufunc call hands the GIL over).
+_BLOCK = 1 << 15
 
 
 def _updated(ctx: KernelContext, rule: _Rule, arrays: list[Any], tensors: Sequence[Any]) -> Any:
