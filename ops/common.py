@@ -280,6 +280,19 @@ def tf_builder(op_def: Any, name: str, params: Sequence[tuple[str, Any]]) -> Cal
     return builder
 
 
+# Input shapes a step's memo keeps a fact for, at most (batch sizes vary from run to run).
+SHAPES_KEPT = 64
+
+
+def remember(ctx: KernelContext, name: str, shapes: Any, fact: Any) -> None:
+    """Note ``fact`` for these input shapes in the step's memo ``name`` (a dict), where a
+    kernel looks it up on its next call (a loop body's step meets the same shapes every
+    iteration), up to SHAPES_KEPT shapes."""
+    known = ctx.memo.setdefault(name, {})
+    if len(known) < SHAPES_KEPT:
+        known[shapes] = fact
+
+
 _PAD_BORDER_MIN_SIZE = 1 << 16  # elements: below, pad_into fills the whole output
 
 

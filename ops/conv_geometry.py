@@ -12,13 +12,11 @@ padding names or explicit pairs) every builder takes.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from minigraph import host_pool
 from minigraph.graph import Output
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import pad_into
@@ -192,14 +190,8 @@ def pad_image(
     dtype = np.dtype(x.dtype if dtype is None else dtype)
     if not any(p for pair in pads for p in pair):
         return x.astype(dtype, copy=False)
-    spatial = x.shape[1:-1]
-    shape = (x.shape[0], *(m + a + b for m, (a, b) in zip(spatial, pads)), x.shape[-1])
-    inner = (slice(None), *(slice(a, a + m) for m, (a, _) in zip(spatial, pads)))
-    if xp is not np or math.prod(shape) * dtype.itemsize < host_pool.MIN_BYTES:
-        out = xp.zeros(shape, dtype) if value == 0 else xp.full(shape, value, dtype)
-        out[inner] = x
-        return out
-    ctx = KernelContext({}, np)  # the pool's buffers and threads, as any kernel's
+    shape = (x.shape[0], *(m + a + b for m, (a, b) in zip(x.shape[1:-1], pads)), x.shape[-1])
+    ctx = KernelContext({}, xp)  # the pool's buffers and threads, as any kernel's
     out = ctx.empty(shape, dtype)
     pad_into(ctx, out, x, [(0, 0), *pads, (0, 0)], value)
     return out

@@ -19,7 +19,14 @@ from minigraph import dtypes, errors
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import PARALLEL_MIN_BYTES, UNPAID_VIEW_SIZE, KernelContext
-from minigraph.ops.common import NUMBER, matrix_product, product_work, shape_str, type_set
+from minigraph.ops.common import (
+    NUMBER,
+    matrix_product,
+    product_work,
+    remember,
+    shape_str,
+    type_set,
+)
 from minigraph.registry import define_op, register_kernel
 from minigraph.shapes import ShapeError, TensorShape, broadcast, with_rank
 from minigraph.wrappers import as_output, convert_to_output, make_builder, make_wrapper_class
@@ -91,10 +98,6 @@ array([[1, 3],
 )
 
 
-# Operand shapes remembered per MatMul step as plain small products (batch sizes vary).
-_PLAIN_KEPT = 64
-
-
 @register_kernel("MatMul", "CPU", "GPU")
 def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
     plain = ctx.memo.get("plain")  # operand shapes of a product that is one NumPy matmul
@@ -123,9 +126,7 @@ def _matmul_kernel(ctx: KernelContext, a: Any, b: Any) -> Any:
             matrix_product(ctx, xa, xb, out)
             return out
         if size < UNPAID_VIEW_SIZE and size <= max(a.size, b.size):  # nothing was checked
-            plain = ctx.memo.setdefault("plain", set())
-            if len(plain) < _PLAIN_KEPT:
-                plain.add((a.shape, b.shape))
+            remember(ctx, "plain", (a.shape, b.shape), True)
     return _product(ctx.xp, xa, xb)
 
 

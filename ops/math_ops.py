@@ -31,7 +31,15 @@ from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import REUSE_MIN_SIZE, UNPAID_VIEW_SIZE, KernelContext
 from minigraph.op_def import Elementwise
 from minigraph.ops import special
-from minigraph.ops.common import FLOAT, INEXACT, NUMBER, REAL, type_set, widened_ufunc
+from minigraph.ops.common import (
+    FLOAT,
+    INEXACT,
+    NUMBER,
+    REAL,
+    remember,
+    type_set,
+    widened_ufunc,
+)
 from minigraph.ops.math_kernels import (
     _CUDA_FORMS,
     _WRITE_OUT,
@@ -128,7 +136,6 @@ def _binary_shape(c: InferenceContext, x: TensorSpec, y: TensorSpec) -> TensorSh
 # Reusing an input buffer saves memory and page faults on large tensors; below this many
 # elements a fresh array costs less than checking whether one can be reused.
 _FORWARD_MIN_SIZE = REUSE_MIN_SIZE
-_SHAPES_KEPT = 64  # operand shapes remembered per step (batch sizes vary)
 
 
 def _compute(ctx: KernelContext, fn: Any, np_fn: Any, args: tuple, out: Any) -> Any:
@@ -197,9 +204,7 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
             if out is None:
                 if check is None and xp is np and shape in (x.shape, y.shape):  # unchecked
                     if math.prod(shape) < _FORWARD_MIN_SIZE:  # and nothing to forward
-                        known = ctx.memo.setdefault("plain", {})
-                        if len(known) < _SHAPES_KEPT:
-                            known[x.shape, y.shape] = not shape
+                        remember(ctx, "plain", (x.shape, y.shape), not shape)
                 r = ufunc(x, y)
             else:
                 r = ufunc(x, y, out=out)
