@@ -7,8 +7,9 @@ An editable install imports from the checkout, so it hides a module the wheel la
 must import from the install, ``minigraph --version`` must be the package's version, and
 each extra's feature must run from it: tensorboard (GraphDef export and import, an event
 file, ``minigraph check``), distributed (map_batches, a DaskExecutor session, ``minigraph
-run --dask``), test (pytest and hypothesis); cuda12/cuda13 are declared, and without CuPy
-asking for a GPU is an UnavailableError. Prints one line per check; exits 1 on the first
+run --dask``), jit (a fused chain compiled, with NumPy's bits), test (pytest and
+hypothesis); cuda12/cuda13 are declared, and without CuPy asking for a GPU is an
+UnavailableError. Prints one line per check; exits 1 on the first
 failure.
 """
 
@@ -122,6 +123,27 @@ def check_distributed(tmp: Path, bin_dir: Path) -> None:
     print("ok: distributed extra: map_batches, DaskExecutor, minigraph run --dask")
 
 
+def check_jit() -> None:
+    import minigraph as mg
+
+    rng = np.random.default_rng(0)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, 64], name="x")
+        y = mg.nn.relu6(x * rng.random(64, np.float32) + 1)
+    data = rng.standard_normal((4096, 64)).astype(np.float32)
+    results = []
+    for enabled in (True, False):
+        mg.config.set_jit(enabled)
+        results.append(mg.Session(g).run(y, {x: data}))
+    mg.config.set_jit(None)
+    if "numba" not in sys.modules:
+        raise SystemExit("the jit extra is installed, but no chain was compiled")
+    if results[0].tobytes() != results[1].tobytes():
+        raise SystemExit("a compiled chain's bits differ from NumPy's")
+    print("ok: jit extra: a fused chain compiled by Numba, NumPy's bits")
+
+
 def check_test_and_cuda_extras() -> None:
     import hypothesis  # noqa: F401
     import pytest  # noqa: F401
@@ -156,6 +178,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         check_tensorboard(Path(tmp), bin_dir)
         check_distributed(Path(tmp), bin_dir)
+    check_jit()
     check_test_and_cuda_extras()
 
 

@@ -23,6 +23,10 @@ to the system: later runs skip the page faults of fresh memory.
 captured as CUDA graphs and replayed (minigraph.cuda_graphs). Off by default: on an H200
 with CuPy 14.2 a plan with a matmul failed to capture (harmless: it then runs plainly), and
 no replay has been checked on hardware yet.
+``MINIGRAPH_JIT=0`` (or ``set_jit(False)``) keeps fused elementwise chains on the host as
+NumPy calls, op by op; by default, where Numba (the ``jit`` extra) is installed, each chain
+of exactly rounded float ops runs as one compiled loop (minigraph.fusion_jit), with the
+same bits. ``MINIGRAPH_JIT=1`` asks for it and fails without Numba.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
 against what shape inference promised. ``set_check_outputs(True)`` turns on
@@ -31,6 +35,8 @@ the checks alone (the test suite does).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import numbers
 import os
 import time
@@ -50,6 +56,8 @@ __all__ = [
     "set_simulated_gpu",
     "cuda_graphs",
     "set_cuda_graphs",
+    "jit",
+    "set_jit",
     "kernel_threads",
     "blas_threads",
     "set_blas_threads",
@@ -71,6 +79,7 @@ _state: dict[str, Any] = {
     or min(4, os.cpu_count() or 1),
     "max_tensor_bytes": None,
     "cuda_graphs": os.environ.get("MINIGRAPH_CUDA_GRAPHS", "0") not in ("", "0"),
+    "jit": {"": None, "0": False}.get(os.environ.get("MINIGRAPH_JIT", ""), True),
 }
 
 
@@ -156,6 +165,37 @@ def set_cuda_graphs(enabled: bool) -> None:
     """Capture GPU plans of fixed shapes as CUDA graphs and replay them (the default), or
     not: every run then launches its kernels one by one (see minigraph.cuda_graphs)."""
     _state["cuda_graphs"] = bool(enabled)
+
+
+JIT_HINT = "requires the 'jit' extra (Numba): pip install 'minigraph[jit]'"
+
+
+@functools.cache
+def jit_installed() -> bool:
+    """Whether Numba can be imported (looked up, not imported)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def jit() -> bool:
+    """Whether fused elementwise chains on the host run as compiled loops
+    (minigraph.fusion_jit): :func:`set_jit`'s choice, by default whether Numba is installed.
+    Asked for (``set_jit(True)``, ``MINIGRAPH_JIT=1``) without Numba: an ImportError
+    naming the extra."""
+    wanted = _state["jit"]
+    if wanted is None:
+        return jit_installed()
+    if wanted and not jit_installed():
+        raise ImportError(f"MINIGRAPH_JIT=1 {JIT_HINT}")
+    return bool(wanted)
+
+
+def set_jit(enabled: bool | None) -> None:
+    """Run fused elementwise chains on the host as compiled loops (True: an ImportError
+    naming the extra when Numba is missing), as NumPy calls op by op (False), or as the
+    default decides (None: compiled where Numba is installed)."""
+    if enabled and not jit_installed():
+        raise ImportError(f"set_jit(True) {JIT_HINT}")
+    _state["jit"] = None if enabled is None else bool(enabled)
 
 
 def kernel_threads() -> int:

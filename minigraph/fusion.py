@@ -16,6 +16,8 @@ before it and nothing else reads (or fetches) the values in between. The chain b
   broadcasting does: BiasAdd in NHWC, not in NCHW);
 - on a GPU, runs the whole chain as one generated CUDA kernel where every op gives a C
   expression for it (minigraph.fusion_cuda), else op by op as on the host;
+- on the CPU, with Numba installed, runs a large float chain of exactly rounded ops as one
+  compiled loop (minigraph.fusion_jit), else op by op as follows;
 - on the CPU, walks large outputs of a real type in cache-sized blocks of rows, both
   cores at once, so that the chain reads and writes main memory once instead of once per
   op. Each block starts a multiple of _BLOCK_ALIGN elements into the output, so NumPy's
@@ -45,6 +47,7 @@ import numpy as np
 from . import errors
 from .devices import is_cupy
 from .fusion_cuda import chain_kernel
+from .fusion_jit import run_chain
 from .kernel import REUSE_MIN_SIZE, UNPAID_VIEW_SIZE, KernelContext
 from .registry import define_internal_op, lookup_kernel, lookup_op, register_kernel
 from .runs import may_widen, widened
@@ -161,6 +164,8 @@ def _fused_kernel(ctx: KernelContext, *inputs: Any) -> Any:
         _run(compiled.calls, inputs, out)
         return out
     result = out = _output_buffer(ctx, inputs, shape, dtype, compiled.reusable)
+    if ctx.xp is np and run_chain(ctx, ctx.attrs["members"], inputs, out):
+        return result  # one compiled loop (minigraph.fusion_jit)
     if compiled.widens:
         inputs, out = widened(inputs, out)
     # Blocks only on the host (a GPU queues its kernels: blocks would not help).

@@ -130,27 +130,36 @@ class Elementwise:
     reads its operands as ``{0}`` and ``{1}``, values of the compute type ``C`` (``float``
     for float16, else the dtype's own), and rounds any intermediate the kernel rounds with
     ``R(v)`` (to the dtype and back), so that it gives the kernel's bits.
+
+    ``host(attrs, dtype)``: the op as one Python expression for a compiled host loop
+    (minigraph.fusion_jit), or None where it has none for this float dtype. It reads its
+    operands as ``{0}`` and ``{1}`` and makes constants with ``T(...)`` (the dtype's scalar
+    type). Only ops whose every step is exactly rounded (+ - * /, sqrt, comparisons and
+    selects) give one: IEEE arithmetic then gives the kernel's bits.
     """
 
     bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
     shape: Callable[..., tuple[int, ...] | None] | None = None
     broadcasts: Callable[[Mapping[str, Any]], bool] | None = None
     cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None
+    host: Callable[[Mapping[str, Any], Any], str | None] | None = None
 
     @classmethod
     def ufunc(
         cls,
         name: str,
         cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
+        host: Callable[[Mapping[str, Any], Any], str | None] | None = None,
     ) -> Elementwise:
         """The op whose kernel is NumPy's (and CuPy's) ufunc ``name`` on one dtype."""
-        return cls(lambda xp, attrs: getattr(xp, name), cuda=cuda)
+        return cls(lambda xp, attrs: getattr(xp, name), cuda=cuda, host=host)
 
     @classmethod
     def result(
         cls,
         fn: Callable[..., Any],
         cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None,
+        host: Callable[[Mapping[str, Any], Any], str | None] | None = None,
     ) -> Elementwise:
         """The op whose kernel computes ``fn(xp, attrs, *inputs)``: that result is copied
         into ``out``, cast as the kernel's ``astype`` casts it."""
@@ -161,7 +170,7 @@ class Elementwise:
 
             return into
 
-        return cls(bind, cuda=cuda)
+        return cls(bind, cuda=cuda, host=host)
 
 
 @dataclass(frozen=True)

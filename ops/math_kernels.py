@@ -168,3 +168,19 @@ _CUDA_FORMS: dict[Any, dict[str, str]] = {
     special.erf: {"f": "erf({0})"},
     special.erfc: {"f": "erfc({0})"},
 }
+
+# Each op's Python expression for a compiled host loop (minigraph.fusion_jit), float kinds
+# only: the ops whose every step is exactly rounded, so that the loop gives the ufunc's bits.
+# Not among them: maximum and minimum (NumPy's choice between 0.0 and -0.0 depends on its
+# SIMD path), negative (np.negative flips a NaN's sign; a compiled -x may not).
+_HOST_FORMS: dict[Any, dict[str, str]] = {
+    "add": {"f": "{0} + {1}"},
+    "subtract": {"f": "{0} - {1}"},
+    "multiply": {"f": "{0} * {1}"},
+    "true_divide": {"f": "{0} / {1}"},
+    _div: {"f": "{0} / {1}"},
+    "absolute": {"f": "abs({0})"},
+    "square": {"f": "{0} * {0}"},
+    "sqrt": {"f": "np.sqrt({0})"},
+    "reciprocal": {"f": "T(1) / {0}"},
+}

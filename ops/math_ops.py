@@ -42,6 +42,7 @@ from minigraph.ops.common import (
 )
 from minigraph.ops.math_kernels import (
     _CUDA_FORMS,
+    _HOST_FORMS,
     _WRITE_OUT,
     _div,
     _div_no_nan,
@@ -314,21 +315,24 @@ def elementwise(
 def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     """How elementwise fusion runs this op in place: the ufunc, or ``fn``'s result copied
     into the buffer (cast as the kernel casts it)."""
-    cuda = _cuda(fn)
+    cuda, host = _by_kind(_CUDA_FORMS, fn), _by_kind(_HOST_FORMS, fn)
     if isinstance(fn, str):
-        return Elementwise.ufunc(fn, cuda=cuda)
+        return Elementwise.ufunc(fn, cuda=cuda, host=host)
     if fn in _WRITE_OUT:
-        return Elementwise(_WRITE_OUT[fn], cuda=cuda)  # type: ignore[index]
-    return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda)
+        return Elementwise(_WRITE_OUT[fn], cuda=cuda, host=host)  # type: ignore[index]
+    return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda, host=host)
 
 
-def _cuda(fn: str | Callable[..., Any]) -> Callable[[Any, Any], str | None] | None:
-    """The op as a C expression for a fused GPU kernel (op_def.Elementwise.cuda), by dtype
-    kind: each mirrors the kernel above step by step, so a fused chain gives its bits."""
-    forms = _CUDA_FORMS.get(fn)  # type: ignore[call-overload]
-    if forms is None:
+def _by_kind(
+    forms: dict[Any, dict[str, str]], fn: str | Callable[..., Any]
+) -> Callable[[Any, Any], str | None] | None:
+    """The op's expression in ``forms`` (a C expression for a fused GPU kernel, or a
+    Python one for a compiled host loop), by dtype kind: each mirrors the kernel above step
+    by step, so a fused chain gives its bits."""
+    by_kind = forms.get(fn)  # type: ignore[call-overload]
+    if by_kind is None:
         return None
-    return lambda attrs, dtype: forms.get(np.dtype(dtype).kind)
+    return lambda attrs, dtype: by_kind.get(np.dtype(dtype).kind)
 
 
 # -- Binary ops ------------------------------------------------------------------------------

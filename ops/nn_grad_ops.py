@@ -75,11 +75,14 @@ def activation_grad(
     builder: str,
     second: str = "features",
     attrs: Sequence[str] = (),
+    host: str | None = None,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one activation's gradient op ``(gradients, second) ->
     backprops`` (``second``: the forward op's features or its outputs); returns its
-    (builder, class)."""
+    (builder, class). ``host``: its Python expression for compiled host loops
+    (op_def.Elementwise.host), for every float dtype."""
+    host_form = None if host is None else lambda attrs, dtype: host
     op_def = define_op(
         op_type,
         inputs=["gradients: T", f"{second}: T"],
@@ -87,7 +90,7 @@ def activation_grad(
         attrs=[*attrs, f"T: {types}"],
         shape_fn=_same_shape,
         elementwise=replace(
-            Elementwise.result(lambda xp, a, g, x: fn(xp, g, x, a)),
+            Elementwise.result(lambda xp, a, g, x: fn(xp, g, x, a), host=host_form),
             shape=_equal_shapes,
         ),
         doc=doc,
@@ -112,6 +115,7 @@ relu_grad, ReluGrad = activation_grad(
     _relu_grad,
     REAL,
     builder="relu_grad",
+    host="{0} * (T(1) if {1} > T(0) else T(0))",  # times the 0/1 mask, as _relu_grad
     doc="""
 Relu's gradient: ``gradients * (features > 0)`` (a product, so a NaN or infinite gradient
 gives NaN where the feature is not positive, as TensorFlow's kernel). TensorFlow's
@@ -125,6 +129,7 @@ relu6_grad, Relu6Grad = activation_grad(
     _relu6_grad,
     REAL,
     builder="relu6_grad",
+    host="{0} * (T(1) if {1} > T(0) and {1} < T(6) else T(0))",
     doc="Relu6's gradient: ``gradients * (0 < features < 6)`` (a product, as ReluGrad).",
 )
 elu_grad, EluGrad = activation_grad(

@@ -113,6 +113,7 @@ BIAS_ADD = define_op(
         _bias_add_result,
         broadcasts=lambda attrs: attrs["data_format"] == "NHWC",  # the bias pairs with dim -1
         cuda=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
+        host=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
     ),
     doc="""
 Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1
@@ -188,8 +189,10 @@ def _relu6(xp: Any, x: Any, attrs: dict, out: Any) -> None:
     xp.minimum(out, out.dtype.type(6), out=out)  # NaN stays NaN; no ties but 6 with 6
 
 
-# Relu as a C expression for fused GPU kernels: -0.0 and NaN stay, as in _relu.
+# Relu as a C expression for fused GPU kernels, and as a Python one for compiled host loops
+# (minigraph.fusion_jit): -0.0 and NaN stay, as in _relu.
 _RELU = "({0} < C(0) ? C(0) : {0})"
+HOST_RELU = "(T(0) if {0} < T(0) else {0})"
 
 
 def _literal(value: float, dtype: Any) -> str:
@@ -235,18 +238,24 @@ def activation(
     params: Sequence[tuple[str, Any]] = (("features", REQUIRED),),
     in_place: bool = False,
     cuda: Callable[[Any, Any], str | None] | None = None,
+    host: Callable[[Any, Any], str | None] | None = None,
     doc: str,
 ) -> tuple[Callable[..., Any], type]:
     """Declare and register one elementwise activation ``features -> activations``;
-    returns (tf.compat.v1 builder, class). ``cuda``: its C expression
-    for fused GPU kernels (op_def.Elementwise.cuda). ``in_place``: ``fn`` is
+    returns (tf.compat.v1 builder, class). ``cuda`` and ``host``: its C expression for
+    fused GPU kernels and its Python one for compiled host loops (op_def.Elementwise).
+    ``in_place``: ``fn`` is
     ``fn(xp, x, attrs, out)`` and writes the result into ``out``, which may be ``x``: no
     temporary result, and the unfused kernel may overwrite a buffer it is handed."""
     elementwise: Elementwise
     if in_place:
-        elementwise = Elementwise(lambda xp, a: lambda x, out: fn(xp, x, a, out), cuda=cuda)
+        elementwise = Elementwise(
+            lambda xp, a: lambda x, out: fn(xp, x, a, out), cuda=cuda, host=host
+        )
     else:
-        elementwise = Elementwise.result(lambda xp, attrs, x: fn(xp, x, attrs), cuda=cuda)
+        elementwise = Elementwise.result(
+            lambda xp, attrs, x: fn(xp, x, attrs), cuda=cuda, host=host
+        )
     op_def = define_op(
         op_type,
         inputs=["features: T"],
@@ -277,6 +286,7 @@ relu, Relu = activation(
     builder="relu",
     in_place=True,
     cuda=lambda attrs, dtype: _RELU,
+    host=lambda attrs, dtype: HOST_RELU,
     doc="""
 ``max(features, 0)``; NaN stays NaN and -0.0 stays -0.0 (TensorFlow gives -0.0 or 0.0
 depending on its SIMD path).
@@ -296,6 +306,7 @@ relu6, Relu6 = activation(
     builder="relu6",
     in_place=True,
     cuda=lambda attrs, dtype: f"mg_min({_RELU}, C(6))",
+    host=lambda attrs, dtype: f"(T(6) if {{0}} > T(6) else {HOST_RELU})",  # min(relu, 6)
     doc="``min(max(features, 0), 6)``; NaN stays NaN and -0.0 stays -0.0.",
 )
 elu, Elu = activation(

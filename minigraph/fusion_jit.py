@@ -1,0 +1,157 @@
+"""A fused elementwise chain on the host as one compiled loop: Numba, the ``jit`` extra.
+
+On the host a chain runs op by op into one buffer (minigraph.fusion): each op is a NumPy call
+and a pass over memory, and NumPy's masks and selects take several (a batch-norm scale,
+shift and Relu6 over [8, 80, 80, 96] float32: five passes, 14.8 ms on one core). Where Numba
+is installed (and config.jit() allows), a float32 or float64 chain whose every op gives a
+Python expression (``op_def.Elementwise.host``) runs instead as one loop that reads each
+input once and writes the result once (that chain: 1.8 ms on one core, 1.2 on two).
+
+Bits: the ops that give an expression are those whose every step is exactly rounded
+(+ - * /, sqrt, comparisons and selects), each written as the NumPy kernel computes it, in
+its order, rounding each op's result to the dtype: IEEE arithmetic has one answer. Numba
+compiles without fast-math, so LLVM neither reassociates nor contracts ``a * b + c`` into a
+fused multiply-add. Transcendental functions (exp, tanh, erf) have no expression: their
+NumPy and libm versions differ in the last bits, so a chain with one stays NumPy's.
+
+The loop runs over [rows, width] views: an input is the output's shape (C-contiguous), a
+trailing block that repeats along the leading axes (a per-channel scale: width is its size),
+or one value. Other layouts (a broadcast along a middle axis, a strided view) keep the
+NumPy path. A chain's loop is compiled once per process at its first large run (about
+0.2 s, and Numba's import the first time); rows go to the kernels' threads (Numba releases
+the GIL).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import config
+from .kernel import KernelContext
+from .registry import lookup_op
+
+__all__ = ["run_chain"]
+
+# How the loop reads an input: the output's own buffer (the executor handed it over to be
+# overwritten: read through ``out``, as a second name for it costs LLVM's vector loop, 20x
+# slower), an array of the output's shape, a trailing block repeated along the leading
+# axes, or one value.
+_OUT, _FULL, _REPEATED, _ONE = "out", "full", "repeated", "one"
+# Rows of a piece for the threads: about this many bytes of output each.
+_PIECE_BYTES = 1 << 20
+# Chains without a repeated operand run over rows at least this long (any factoring of
+# the shape gives the same elements; long rows let LLVM's vector loop run).
+_MIN_WIDTH = 1024
+_UNSET: Any = object()
+Forms = tuple[tuple[str, tuple[int, ...]], ...]  # each member's expression and operands
+_compile_lock = threading.Lock()
+
+
+def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any], out: Any) -> bool:
+    """Run the chain ``members`` (fusion.Member) on host ``inputs`` into ``out`` as one
+    compiled loop, its rows over the kernels' threads; False, with nothing written, where
+    it cannot (Numba off or missing, another dtype, an op without an expression, an input
+    of another layout)."""
+    if not config.jit() or out.dtype not in (np.float32, np.float64):
+        return False
+    forms = ctx.memo.get("host_forms", _UNSET)
+    if forms is _UNSET:  # one assignment: runs of a plan may share its steps
+        forms = ctx.memo["host_forms"] = _forms(members, out.dtype)
+    if forms is None:
+        return False
+    layout = _layout(inputs, out)
+    if layout is None:
+        return False
+    width, kinds = layout
+    kernel = _kernel(forms, kinds, out.dtype.name)
+    rows = out.size // width
+    flat_out = out.reshape(rows, width)
+    args = [  # (array, whether cut along with the output's rows)
+        (x.reshape(rows, width), True) if kind == _FULL else (x.reshape(-1), False)
+        for x, kind in zip(inputs, kinds)
+        if kind != _OUT
+    ]
+    step = max(1, _PIECE_BYTES // (width * out.itemsize))
+
+    def piece(p: int) -> None:
+        part = slice(p * step, min(rows, (p + 1) * step))
+        kernel(flat_out[part], *[a[part] if cut else a for a, cut in args])
+
+    ctx.parallel_each(piece, -(-rows // step), 2 * out.nbytes)
+    return True
+
+
+def _forms(members: Sequence[Any], dtype: Any) -> Forms | None:
+    """Each member's expression and operands, or None where one has no expression."""
+    forms = []
+    for m in members:
+        how = lookup_op(m.op_type).elementwise
+        form = how.host(m.attrs, dtype) if how is not None and how.host else None
+        if form is None:
+            return None
+        forms.append((form, m.operands))
+    return tuple(forms)
+
+
+def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | None:
+    """The loop's row width and each input's kind, or None where an input fits none."""
+    shape, width, kinds = out.shape, None, []
+    for x in inputs:
+        if x.dtype != out.dtype:
+            return None
+        if x is out:
+            kinds.append(_OUT)
+        elif x.shape == shape:
+            if not x.flags.c_contiguous:
+                return None
+            kinds.append(_FULL)
+        elif x.size == 1:
+            kinds.append(_ONE)
+        else:  # a trailing block of the output's shape, repeated along the leading axes
+            dims = x.shape[next((i for i, d in enumerate(x.shape) if d != 1), x.ndim) :]
+            if len(dims) >= len(shape) or shape[len(shape) - len(dims) :] != dims:
+                return None
+            if width not in (None, x.size):
+                return None
+            width = x.size
+            kinds.append(_REPEATED)
+    if width is None:  # rows of whole trailing axes, at least _MIN_WIDTH long where they can
+        width = 1
+        for d in reversed(shape):
+            if width >= _MIN_WIDTH:
+                break
+            width *= d
+    return max(width, 1), tuple(kinds)
+
+
+@functools.cache
+def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
+    """The chain's loop ``kernel(out, *inputs)``, out [rows, width], compiled by Numba."""
+    with _compile_lock:
+        import numba
+
+        operand = {_OUT: "out[r, j]", _FULL: "x{}[r, j]", _REPEATED: "x{}[j]", _ONE: "x{}[0]"}
+        lines = []
+        for form, operands in forms:
+            args = ["v" if k < 0 else operand[kinds[k]].format(k) for k in operands]
+            lines.append(f"            v = {form.format(*args)}")
+        params = "".join(f", x{k}" for k, kind in enumerate(kinds) if kind != _OUT)
+        source = "\n".join(
+            [
+                f"def chain(out{params}):",
+                "    rows, width = out.shape",
+                "    for r in range(rows):",
+                "        for j in range(width):",
+                *lines,
+                "            out[r, j] = v",
+            ]
+        )
+        namespace: dict[str, Any] = {"np": np, "T": np.dtype(dtype).type, "math": math}
+        exec(compile(source, f"<minigraph fused chain: {dtype}>", "exec"), namespace)
+        return numba.njit(nogil=True, error_model="numpy", cache=False)(namespace["chain"])

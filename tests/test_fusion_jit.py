@@ -1,0 +1,249 @@
+"""Fused chains as compiled host loops (minigraph.fusion_jit, the ``jit`` extra): each runs
+as one loop where it can, with bitwise the NumPy path's and the unfused plan's results, and
+keeps the NumPy path where it cannot."""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigraph as mg
+from minigraph import config, fusion
+from minigraph.ops.nn_grad_ops import relu6_grad, relu_grad
+from minigraph.optimizer import OptimizerOptions
+
+pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
+
+UNFUSED = mg.ConfigProto(
+    graph_options=mg.GraphOptions(optimizer_options=OptimizerOptions(do_elementwise_fusion=False))
+)
+SHAPE = (4, 16, 16, 48)  # 49152 elements: above the size that runs NumPy calls directly
+
+
+@pytest.fixture
+def compiled_runs(monkeypatch):
+    """What each fused step's run_chain returned (True: it ran as a compiled loop)."""
+    seen = []
+    original = fusion.run_chain
+
+    def spy(*args):
+        seen.append(original(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(fusion, "run_chain", spy)
+    yield seen
+    config.set_jit(None)
+
+
+def special_values(shape, dtype, seed=0):
+    """Normals with every kind of float the ops treat apart: NaNs of both signs and two
+    payloads, infinities, signed zeros, subnormals, values at and around 6."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    size = np.dtype(dtype).itemsize
+    payloads = {2: (0x7E01, 0xFE23), 4: (0x7FC00001, 0xFFC00123),
+                8: (0x7FF8000000000001, 0xFFF8000000000123)}[size]  # fmt: skip
+    nans = [np.array(p, f"u{size}").view(dtype) for p in payloads]
+    tiny = np.finfo(dtype).smallest_subnormal
+    special = [*nans, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny,
+               6.0, np.nextafter(dtype(6), dtype(7)), -1e-30, 1e30]  # fmt: skip
+    flat = x.reshape(-1)
+    with np.errstate(over="ignore"):  # 1e30 is inf in float16
+        special = np.array(special, np.float64).astype(dtype)
+    flat[: len(special)] = special
+    flat[-len(special) :] = special  # in the vector loop's body and in its remainder
+    return x
+
+
+def run_three_ways(g, fetch, feed):
+    """The fused plan compiled, the fused plan as NumPy calls, the unfused plan."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        config.set_jit(True)
+        compiled = mg.Session(g).run(fetch, feed)
+        config.set_jit(False)
+        numpy_calls = mg.Session(g).run(fetch, feed)
+        unfused = mg.Session(g, config=UNFUSED).run(fetch, feed)
+    return compiled, numpy_calls, unfused
+
+
+def assert_bits(*arrays):
+    first = arrays[0]
+    for a in arrays[1:]:
+        assert a.dtype == first.dtype and a.shape == first.shape
+        assert a.tobytes() == first.tobytes()
+
+
+def chain_graph(dtype, build):
+    """A graph feeding ``x`` (SHAPE) to ``build(x)``; returns (graph, fetch, feed)."""
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, [None, *SHAPE[1:]], name="x")
+        y = build(x)
+    return g, y, {x: special_values(SHAPE, dtype)}
+
+
+CHANNELS = SHAPE[-1]
+rng = np.random.default_rng(1)
+SCALE = (rng.standard_normal(CHANNELS) + 1).astype(np.float32)
+SHIFT = rng.standard_normal(CHANNELS).astype(np.float32)
+CHAINS = {
+    # a batch norm's scale and shift, then Relu6 (MobileNetV2's every layer)
+    "scale_shift_relu6": lambda x, c: mg.nn.relu6(x * c(SCALE) + c(SHIFT)),
+    "bias_add_relu": lambda x, c: mg.nn.relu(mg.nn.bias_add(x, c(SHIFT))),
+    "residual": lambda x, c: mg.nn.relu(x * c(SCALE) + c(SHIFT) + x * 2),
+    "sub_div": lambda x, c: (x - c(SHIFT)) / c(SHIFT),  # a divisor of 0, inf, NaN
+    "unary": lambda x, c: mg.reciprocal(mg.sqrt(mg.abs(mg.square(x + 1) - 3))),
+    "divide_by_scalar": lambda x, c: mg.truediv(x * 3, c(np.float32(0))),
+    "trailing_block": lambda x, c: (x + c(special_values(SHAPE[2:], np.float32, 2))) * 0.5,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_a_chain_runs_as_one_loop_with_the_numpy_paths_bits(name, dtype, compiled_runs):
+    g, y, feed = chain_graph(dtype, lambda x: CHAINS[name](x, lambda v: np.asarray(v, dtype)))
+    compiled, numpy_calls, unfused = run_three_ways(g, y, feed)
+    assert compiled_runs[0] is True
+    assert not any(compiled_runs[1:])  # set_jit(False): the NumPy path
+    assert_bits(compiled, numpy_calls, unfused)
+
+
+def test_relu_keeps_signed_zeros_and_nan_bits(compiled_runs):
+    g, y, feed = chain_graph(np.float32, lambda x: mg.nn.relu(x * 1.5))
+    compiled, *_ = run_three_ways(g, y, feed)
+    x = next(iter(feed.values())) * np.float32(1.5)
+    want = np.where(x < 0, np.float32(0), x)  # NaN and -0.0 are not below 0: kept
+    assert_bits(compiled, want)
+
+
+def test_activation_gradients_run_as_one_loop(compiled_runs):
+    g = mg.Graph()
+    grads = special_values(SHAPE, np.float32, 3)
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, *SHAPE[1:]], name="x")
+        gr = mg.placeholder(mg.float32, [None, *SHAPE[1:]], name="g")
+        y = relu6_grad(relu_grad(gr * 2, x), x) * 0.5
+    feed = {x: special_values(SHAPE, np.float32), gr: grads}
+    compiled, numpy_calls, unfused = run_three_ways(g, y, feed)
+    assert compiled_runs[0] is True
+    assert_bits(compiled, numpy_calls, unfused)
+    features = feed[x]
+    mask = ((features > 0) & (features < 6)).astype(np.float32)  # both masks, as products
+    want = grads * np.float32(2) * (features > 0).astype(np.float32) * mask * np.float32(0.5)
+    assert_bits(compiled, want)
+
+
+def test_a_buffer_handed_over_by_the_executor_is_read_and_written_in_place(compiled_runs):
+    # The product is dead after the chain reads it: the chain writes over it (read as out).
+    a = np.random.default_rng(4).standard_normal((4096, 32)).astype(np.float32)
+    b = np.random.default_rng(5).standard_normal((32, CHANNELS)).astype(np.float32)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, 32], name="x")
+        y = mg.nn.relu6(mg.matmul(x, b) * SCALE + SHIFT)
+    compiled, numpy_calls, unfused = run_three_ways(g, y, {x: a})
+    assert compiled_runs[0] is True
+    assert_bits(compiled, numpy_calls, unfused)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "sigmoid",  # a transcendental function: NumPy's bits, not libm's
+        "float16",  # NumPy computes in float32 and rounds: not a loop's arithmetic
+        "maximum",  # NumPy's choice between 0.0 and -0.0 depends on its SIMD path
+        "middle_broadcast",  # a layout the loop does not read
+        "strided_input",
+    ],
+)
+def test_what_the_loop_cannot_run_stays_numpy_calls(case, compiled_runs):
+    dtype = np.float16 if case == "float16" else np.float32
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, [None, *SHAPE[1:]], name="x")
+        if case == "sigmoid":
+            y = mg.sigmoid(x * 2) + 1
+        elif case == "maximum":
+            y = mg.maximum(x * 2, 0.0) + 1
+        elif case == "middle_broadcast":
+            y = x * np.ones((SHAPE[0], 1, 1, CHANNELS), np.float32) + 1
+        elif case == "strided_input":
+            wide = mg.concat([x, x], 3)
+            y = mg.strided_slice(wide, [0] * 4, [0, 0, 0, CHANNELS], [1] * 4, end_mask=7) * 2 + 1
+        else:
+            y = x * 2 + 1
+    feed = {x: special_values(SHAPE, dtype)}
+    compiled, numpy_calls, unfused = run_three_ways(g, y, feed)
+    assert compiled_runs and not any(compiled_runs)
+    assert_bits(compiled, numpy_calls, unfused)
+
+
+JITTED_BINARY = {"add": mg.add, "subtract": mg.subtract, "multiply": mg.multiply,
+                 "truediv": mg.truediv}  # fmt: skip
+JITTED_UNARY = {"negative": mg.negative, "abs": mg.abs, "square": mg.square, "sqrt": mg.sqrt,
+                "reciprocal": mg.reciprocal, "relu": mg.nn.relu, "relu6": mg.nn.relu6}  # fmt: skip
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_random_chains_of_exact_ops_are_bitwise_the_unfused_plan(data):
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]))
+    seed = data.draw(st.integers(0, 2**16))
+    operands = {  # every layout the loop reads: full, a trailing block, a channel, one value
+        "full": special_values(SHAPE, dtype, seed + 1),
+        "block": special_values(SHAPE[1:], dtype, seed + 2),
+        "channel": special_values((CHANNELS,), dtype, seed + 3),
+        "one": np.asarray(data.draw(st.sampled_from([0.0, -0.0, 2.5, np.nan])), dtype),
+    }
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(dtype, [None, *SHAPE[1:]], name="x")
+        y = x
+        for _ in range(data.draw(st.integers(2, 5))):
+            if data.draw(st.booleans()):
+                op = JITTED_BINARY[data.draw(st.sampled_from(sorted(JITTED_BINARY)))]
+                other = mg.constant(operands[data.draw(st.sampled_from(sorted(operands)))])
+                y = op(y, other) if data.draw(st.booleans()) else op(other, y)
+            else:
+                y = JITTED_UNARY[data.draw(st.sampled_from(sorted(JITTED_UNARY)))](y)
+    config.set_jit(None)
+    try:
+        compiled, numpy_calls, unfused = run_three_ways(
+            g, y, {x: special_values(SHAPE, dtype, seed)}
+        )
+    finally:
+        config.set_jit(None)
+    assert_bits(compiled, numpy_calls, unfused)
+
+
+def test_asking_for_the_jit_without_numba_names_the_extra(monkeypatch):
+    monkeypatch.setattr(config, "jit_installed", lambda: False)
+    with pytest.raises(ImportError, match=r"minigraph\[jit\]"):
+        config.set_jit(True)
+    config.set_jit(None)
+    assert config.jit() is False  # the default: NumPy calls without Numba
+
+
+def test_numba_is_imported_only_when_a_large_chain_runs():
+    code = (
+        "import sys, numpy as np, minigraph as mg\n"
+        "g = mg.Graph()\n"
+        "with g.as_default():\n"
+        "    x = mg.placeholder(mg.float32, [None], name='x')\n"
+        "    y = mg.nn.relu(x * 2 + 1)\n"
+        "s = mg.Session(g)\n"
+        "s.run(y, {x: np.ones(8, np.float32)})\n"
+        "print('numba' in sys.modules)\n"
+        "s.run(y, {x: np.ones(1 << 16, np.float32)})\n"
+        "print('numba' in sys.modules)\n"
+    )
+    env = {**os.environ, "MINIGRAPH_JIT": ""}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
