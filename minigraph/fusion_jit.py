@@ -28,15 +28,15 @@ import functools
 import math
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import config
-from .kernel import KernelContext
+from .kernel import REUSE_MIN_SIZE, KernelContext
 from .registry import lookup_op
 
-__all__ = ["run_chain"]
+__all__ = ["run_chain", "run_op"]
 
 # How the loop reads an input: the output's own buffer (the executor handed it over to be
 # overwritten: read through ``out``, as a second name for it costs LLVM's vector loop, 20x
@@ -48,6 +48,9 @@ _PIECE_BYTES = 1 << 20
 # Chains without a repeated operand run over rows at least this long (any factoring of
 # the shape gives the same elements; long rows let LLVM's vector loop run).
 _MIN_WIDTH = 1024
+# run_op compiles an op from this many output elements (fusion's own threshold for the
+# NumPy path's buffer reuse): below, a NumPy call costs less than Numba's dispatch.
+ONE_OP_MIN_SIZE = REUSE_MIN_SIZE
 _UNSET: Any = object()
 Forms = tuple[tuple[str, tuple[int, ...]], ...]  # each member's expression and operands
 _compile_lock = threading.Lock()
@@ -85,6 +88,28 @@ def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any],
 
     ctx.parallel_each(piece, -(-rows // step), 2 * out.nbytes)
     return True
+
+
+class _Member(NamedTuple):
+    """What _forms reads of a chain's member (fusion.Member has it too)."""
+
+    op_type: str
+    attrs: Any
+    operands: tuple[int, ...]
+
+
+def run_op(ctx: KernelContext, inputs: Sequence[Any], out: Any) -> bool:
+    """The kernel's own op as a one-op chain (see run_chain): for ops whose NumPy kernel
+    takes several passes (Relu's mask and product, ReluGrad's product with a cast mask) and
+    that run outside a chain (a gradient read by two ops)."""
+    if out.size < ONE_OP_MIN_SIZE or ctx.xp is not np:
+        return False
+    members = ctx.memo.get("host_member")
+    if members is None:
+        members = ctx.memo["host_member"] = (
+            _Member(ctx.op_type, ctx.attrs, tuple(range(len(inputs)))),
+        )
+    return run_chain(ctx, members, inputs, out)
 
 
 def _forms(members: Sequence[Any], dtype: Any) -> Forms | None:

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from minigraph import errors
+from minigraph.fusion_jit import run_op
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import REUSE_MIN_SIZE, KernelContext
@@ -269,7 +270,8 @@ def activation(
     def kernel(ctx: KernelContext, x: Any) -> Any:
         if in_place:
             out = ctx.output_buffer((x,), x.shape, x.dtype)
-            fn(ctx.xp, x, ctx.attrs, out)
+            if not run_op(ctx, (x,), out):  # one compiled loop (host, large, Numba)
+                fn(ctx.xp, x, ctx.attrs, out)
             return out
         out = fn(ctx.xp, x, ctx.attrs)
         return ctx.xp.asarray(out).astype(x.dtype, copy=False)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
-from minigraph import config, fusion
+from minigraph import config, fusion, fusion_jit
 from minigraph.ops.nn_grad_ops import relu6_grad, relu_grad
 from minigraph.optimizer import OptimizerOptions
 
@@ -247,3 +247,41 @@ def test_numba_is_imported_only_when_a_large_chain_runs():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("op", ["relu", "relu6", "relu_grad", "relu6_grad"])
+def test_a_lone_activation_or_its_gradient_runs_as_one_loop(op, monkeypatch):
+    # Their NumPy kernels take several passes (a mask, then a product): outside a chain too
+    # (a gradient that two ops read), a large one is one compiled loop, with the same bits.
+    seen = []
+    original = fusion_jit.run_chain
+
+    def spy(*args):
+        seen.append(original(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(fusion_jit, "run_chain", spy)
+    build = {"relu": mg.nn.relu, "relu6": mg.nn.relu6}.get(op)
+    grad = {"relu_grad": relu_grad, "relu6_grad": relu6_grad}.get(op)
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, *SHAPE[1:]], name="x")
+        gr = mg.placeholder(mg.float32, [None, *SHAPE[1:]], name="g")
+        y = build(x) if build else grad(gr, x)
+    feed = {x: special_values(SHAPE, np.float32), gr: special_values(SHAPE, np.float32, 5)}
+    try:
+        compiled, numpy_calls, unfused = run_three_ways(g, y, feed)
+    finally:
+        config.set_jit(None)
+    assert seen[0] is True
+    assert_bits(compiled, numpy_calls, unfused)
+    features = feed[x]
+    if op == "relu":
+        want = np.where(features < 0, np.float32(0), features)
+    elif op == "relu6":
+        want = np.minimum(np.where(features < 0, np.float32(0), features), np.float32(6))
+    else:
+        mask = features > 0 if op == "relu_grad" else (features > 0) & (features < 6)
+        with np.errstate(invalid="ignore"):
+            want = feed[gr] * mask.astype(np.float32)
+    assert_bits(compiled, want)
