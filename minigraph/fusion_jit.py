@@ -16,10 +16,10 @@ NumPy and libm versions differ in the last bits, so a chain with one stays NumPy
 
 The loop runs over [rows, width] views: an input is the output's shape (C-contiguous), a
 trailing block that repeats along the leading axes (a per-channel scale: width is its size),
-or one value. Other layouts (a broadcast along a middle axis, a strided view) keep the
-NumPy path. A chain's loop is compiled once per process at its first large run (about
-0.2 s, and Numba's import the first time); rows go to the kernels' threads (Numba releases
-the GIL).
+one value per row (a layer norm's statistics, [n, h, w, 1]), or one value. Other layouts
+(a broadcast along a middle axis, a strided view) keep the NumPy path. A chain's loop is
+compiled once per process at its first large run (about 0.2 s, and Numba's import the first
+time); rows go to the kernels' threads (Numba releases the GIL).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ __all__ = ["run_chain", "run_op"]
 
 # How the loop reads an input: the output's own buffer (the executor handed it over to be
 # overwritten: read through ``out``, as a second name for it costs LLVM's vector loop, 20x
-# slower), an array of the output's shape, a trailing block repeated along the leading
-# axes, or one value.
-_OUT, _FULL, _REPEATED, _ONE = "out", "full", "repeated", "one"
+# slower), an array of the output's shape, a trailing block repeated along the leading axes
+# (a per-channel scale), one value per row (a layer norm's mean), or one value.
+_OUT, _FULL, _REPEATED, _PER_ROW, _ONE = "out", "full", "repeated", "per_row", "one"
 # Rows of a piece for the threads: about this many bytes of output each.
 _PIECE_BYTES = 1 << 20
 # Chains without a repeated operand run over rows at least this long (any factoring of
@@ -76,7 +76,7 @@ def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any],
     rows = out.size // width
     flat_out = out.reshape(rows, width)
     args = [  # (array, whether cut along with the output's rows)
-        (x.reshape(rows, width), True) if kind == _FULL else (x.reshape(-1), False)
+        (x.reshape(rows, width), True) if kind == _FULL else (x.reshape(-1), kind == _PER_ROW)
         for x, kind in zip(inputs, kinds)
         if kind != _OUT
     ]
@@ -130,22 +130,35 @@ def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | No
     for x in inputs:
         if x.dtype != out.dtype:
             return None
-        if x is out:
-            kinds.append(_OUT)
-        elif x.shape == shape:
+        if x.shape == shape and x.ctypes.data == out.ctypes.data and x.strides == out.strides:
+            kinds.append(_OUT)  # the output's buffer (maybe another view object of it)
+            continue
+        if np.may_share_memory(x, out):  # partly: the loop could read what it wrote
+            return None
+        if x.shape == shape:
             if not x.flags.c_contiguous:
                 return None
             kinds.append(_FULL)
-        elif x.size == 1:
+            continue
+        if x.size == 1:
             kinds.append(_ONE)
-        else:  # a trailing block of the output's shape, repeated along the leading axes
-            dims = x.shape[next((i for i, d in enumerate(x.shape) if d != 1), x.ndim) :]
-            if len(dims) >= len(shape) or shape[len(shape) - len(dims) :] != dims:
-                return None
-            if width not in (None, x.size):
-                return None
-            width = x.size
-            kinds.append(_REPEATED)
+            continue
+        dims = (1,) * (len(shape) - x.ndim) + x.shape
+        if len(dims) != len(shape):
+            return None
+        lead = next(i for i, d in enumerate(dims) if d != 1)  # leading 1s: repeated over
+        tail = next(i for i in range(len(dims), 0, -1) if dims[i - 1] != 1)  # trailing 1s
+        if lead > 0 and dims[lead:] == shape[lead:]:
+            kind, cut = _REPEATED, lead  # a channel's scale: rows of the trailing block
+        elif tail < len(dims) and dims[:tail] == shape[:tail]:
+            kind, cut = _PER_ROW, tail  # a layer norm's statistics: one value per row
+        else:
+            return None
+        row = math.prod(shape[cut:])
+        if width not in (None, row):
+            return None
+        width = row
+        kinds.append(kind)
     if width is None:  # rows of whole trailing axes, at least _MIN_WIDTH long where they can
         width = 1
         for d in reversed(shape):
@@ -161,7 +174,13 @@ def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
     with _compile_lock:
         import numba
 
-        operand = {_OUT: "out[r, j]", _FULL: "x{}[r, j]", _REPEATED: "x{}[j]", _ONE: "x{}[0]"}
+        operand = {
+            _OUT: "out[r, j]",
+            _FULL: "x{}[r, j]",
+            _REPEATED: "x{}[j]",
+            _PER_ROW: "x{}[r]",
+            _ONE: "x{}[0]",
+        }
         lines = []
         for form, operands in forms:
             args = ["v" if k < 0 else operand[kinds[k]].format(k) for k in operands]

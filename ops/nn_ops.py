@@ -34,6 +34,7 @@ from minigraph.ops.common import (
     tf_builder,
     widened_ufunc,
 )
+from minigraph.ops.math_kernels import first_nan
 from minigraph.registry import define_op, register_kernel
 from minigraph.runs import may_widen
 from minigraph.shapes import (
@@ -114,7 +115,7 @@ BIAS_ADD = define_op(
         _bias_add_result,
         broadcasts=lambda attrs: attrs["data_format"] == "NHWC",  # the bias pairs with dim -1
         cuda=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
-        host=lambda attrs, dtype: "{0} + {1}" if attrs["data_format"] == "NHWC" else None,
+        host=lambda attrs, dtype: first_nan("+") if attrs["data_format"] == "NHWC" else None,
     ),
     doc="""
 Adds the 1-D ``bias`` to ``value`` along its channel dim: the last one (NHWC), or dim 1

@@ -101,6 +101,13 @@ CHAINS = {
     "unary": lambda x, c: mg.reciprocal(mg.sqrt(mg.abs(mg.square(x + 1) - 3))),
     "divide_by_scalar": lambda x, c: mg.truediv(x * 3, c(np.float32(0))),
     "trailing_block": lambda x, c: (x + c(special_values(SHAPE[2:], np.float32, 2))) * 0.5,
+    # a layer norm: statistics per position ([n, h, w, 1]), scale and shift per channel
+    "layer_norm": lambda x, c: (
+        (x - mg.reduce_mean(x, -1, keepdims=True))
+        * mg.rsqrt(mg.reduce_mean(mg.square(x), -1, keepdims=True) + 1e-3)
+        * c(SCALE)
+        + c(SHIFT)
+    ),
 }
 
 
@@ -200,6 +207,7 @@ def test_random_chains_of_exact_ops_are_bitwise_the_unfused_plan(data):
         "block": special_values(SHAPE[1:], dtype, seed + 2),
         "channel": special_values((CHANNELS,), dtype, seed + 3),
         "one": np.asarray(data.draw(st.sampled_from([0.0, -0.0, 2.5, np.nan])), dtype),
+        "row": special_values((*SHAPE[:-1], 1), dtype, seed + 4),
     }
     g = mg.Graph()
     with g.as_default():
