@@ -170,10 +170,6 @@ _CUDA_FORMS: dict[Any, dict[str, str]] = {
 }
 
 
-# Each op's Python expression for a compiled host loop (minigraph.fusion_jit), float kinds
-# only: the ops whose every step is exactly rounded, so that the loop gives the ufunc's bits.
-# Not among them: maximum and minimum (NumPy's choice between 0.0 and -0.0 depends on its
-# SIMD path), negative (np.negative flips a NaN's sign; a compiled -x may not).
 def first_nan(op: str) -> str:
     """``{0} op {1}`` as a Python expression whose NaN is NumPy's: the first operand's
     (quieted) where both are NaN. LLVM may swap an addition's operands, and which NaN the
@@ -181,12 +177,15 @@ def first_nan(op: str) -> str:
     return f"({{0}} {op} {{0}} if {{0}} != {{0}} else {{0}} {op} {{1}})"
 
 
+# Each op's Python expression for a compiled host loop (minigraph.fusion_jit), float kinds
+# only: the ops whose every step is exactly rounded, so that the loop gives the ufunc's bits.
+# Not among them: maximum and minimum (NumPy's choice between 0.0 and -0.0 depends on its
+# SIMD path), negative (np.negative flips a NaN's sign; a compiled -x may not).
 _HOST_FORMS: dict[Any, dict[str, str]] = {
     "add": {"f": first_nan("+")},
     "subtract": {"f": first_nan("-")},
     "multiply": {"f": first_nan("*")},
     "true_divide": {"f": first_nan("/")},
-    _div: {"f": first_nan("/")},
     "absolute": {"f": "abs({0})"},
     "square": {"f": "{0} * {0}"},
     "sqrt": {"f": "np.sqrt({0})"},
