@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import lookup_op
+from .registry import elementwise_forms
 
 __all__ = ["chain_kernel"]
 
@@ -53,12 +53,11 @@ def chain_kernel(members: Sequence[Any], dtype: Any, num_inputs: int) -> Any | N
     dtype = np.dtype(dtype)
     if dtype.name not in _C_TYPES:
         return None
+    expressions = elementwise_forms(members, "cuda", dtype)
+    if expressions is None:
+        return None
     lines = []
-    for m in members:
-        how = lookup_op(m.op_type).elementwise
-        expression = how.cuda(m.attrs, dtype) if how is not None and how.cuda else None
-        if expression is None:
-            return None
+    for m, expression in zip(members, expressions):
         operands = ["acc" if k < 0 else f"((C)x{k})" for k in m.operands]
         lines.append(f"acc = R({expression.format(*operands)});")
     return _compiled(dtype.name, num_inputs, "\n".join(lines))

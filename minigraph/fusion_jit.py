@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -34,7 +33,7 @@ import numpy as np
 
 from . import config
 from .kernel import REUSE_MIN_SIZE, KernelContext
-from .registry import lookup_op
+from .registry import elementwise_forms
 
 __all__ = ["run_chain", "run_op"]
 
@@ -53,7 +52,6 @@ _MIN_WIDTH = 1024
 ONE_OP_MIN_SIZE = REUSE_MIN_SIZE
 _UNSET: Any = object()
 Forms = tuple[tuple[str, tuple[int, ...]], ...]  # each member's expression and operands
-_compile_lock = threading.Lock()
 
 
 def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any], out: Any) -> bool:
@@ -61,11 +59,7 @@ def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any],
     compiled loop, its rows over the kernels' threads; False, with nothing written, where
     it cannot (Numba off or missing, another dtype, an op without an expression, an input
     of another layout)."""
-    if not config.jit() or out.dtype not in (np.float32, np.float64):
-        return False
-    forms = ctx.memo.get("host_forms", _UNSET)
-    if forms is _UNSET:  # one assignment: runs of a plan may share its steps
-        forms = ctx.memo["host_forms"] = _forms(members, out.dtype)
+    forms = _host_forms(ctx, members, out.dtype)
     if forms is None:
         return False
     layout = _layout(inputs, out)
@@ -98,30 +92,40 @@ class _Member(NamedTuple):
     operands: tuple[int, ...]
 
 
-def run_op(ctx: KernelContext, inputs: Sequence[Any], out: Any) -> bool:
-    """The kernel's own op as a one-op chain (see run_chain): for ops whose NumPy kernel
-    takes several passes (Relu's mask and product, ReluGrad's product with a cast mask) and
-    that run outside a chain (a gradient read by two ops)."""
-    if out.size < ONE_OP_MIN_SIZE or ctx.xp is not np:
-        return False
+def run_op(ctx: KernelContext, inputs: Sequence[Any], out: Any = None) -> Any | None:
+    """The kernel's own op as a one-op chain (see run_chain), into ``out`` (or a new array
+    shaped as the first input, made only when the loop will run): for ops whose NumPy
+    kernel takes several passes (Relu's mask and product, ReluGrad's product with a cast
+    mask), outside a chain (a gradient read by two ops). The array written, or None."""
+    first = inputs[0]
+    if first.size < ONE_OP_MIN_SIZE or ctx.xp is not np:
+        return None
     members = ctx.memo.get("host_member")
     if members is None:
         members = ctx.memo["host_member"] = (
             _Member(ctx.op_type, ctx.attrs, tuple(range(len(inputs)))),
         )
-    return run_chain(ctx, members, inputs, out)
+    if _host_forms(ctx, members, first.dtype) is None:
+        return None
+    out = ctx.empty(first.shape, first.dtype) if out is None else out
+    return out if run_chain(ctx, members, inputs, out) else None
+
+
+def _host_forms(ctx: KernelContext, members: Sequence[Any], dtype: Any) -> Forms | None:
+    """The chain's expressions where it may run as a compiled loop (config.jit() on, a
+    float32/float64 dtype, every op with one), else None; kept in the step's memo."""
+    if not config.jit() or dtype not in (np.float32, np.float64):
+        return None
+    forms = ctx.memo.get("host_forms", _UNSET)
+    if forms is _UNSET:  # one assignment: runs of a plan may share its steps
+        forms = ctx.memo["host_forms"] = _forms(members, dtype)
+    return forms
 
 
 def _forms(members: Sequence[Any], dtype: Any) -> Forms | None:
     """Each member's expression and operands, or None where one has no expression."""
-    forms = []
-    for m in members:
-        how = lookup_op(m.op_type).elementwise
-        form = how.host(m.attrs, dtype) if how is not None and how.host else None
-        if form is None:
-            return None
-        forms.append((form, m.operands))
-    return tuple(forms)
+    forms = elementwise_forms(members, "host", dtype)
+    return None if forms is None else tuple(zip(forms, [m.operands for m in members]))
 
 
 def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | None:
@@ -171,31 +175,30 @@ def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | No
 @functools.cache
 def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
     """The chain's loop ``kernel(out, *inputs)``, out [rows, width], compiled by Numba."""
-    with _compile_lock:
-        import numba
+    import numba
 
-        operand = {
-            _OUT: "out[r, j]",
-            _FULL: "x{}[r, j]",
-            _REPEATED: "x{}[j]",
-            _PER_ROW: "x{}[r]",
-            _ONE: "x{}[0]",
-        }
-        lines = []
-        for form, operands in forms:
-            args = ["v" if k < 0 else operand[kinds[k]].format(k) for k in operands]
-            lines.append(f"            v = {form.format(*args)}")
-        params = "".join(f", x{k}" for k, kind in enumerate(kinds) if kind != _OUT)
-        source = "\n".join(
-            [
-                f"def chain(out{params}):",
-                "    rows, width = out.shape",
-                "    for r in range(rows):",
-                "        for j in range(width):",
-                *lines,
-                "            out[r, j] = v",
-            ]
-        )
-        namespace: dict[str, Any] = {"np": np, "T": np.dtype(dtype).type, "math": math}
-        exec(compile(source, f"<minigraph fused chain: {dtype}>", "exec"), namespace)
-        return numba.njit(nogil=True, error_model="numpy", cache=False)(namespace["chain"])
+    operand = {
+        _OUT: "out[r, j]",
+        _FULL: "x{}[r, j]",
+        _REPEATED: "x{}[j]",
+        _PER_ROW: "x{}[r]",
+        _ONE: "x{}[0]",
+    }
+    lines = []
+    for form, operands in forms:
+        args = ["v" if k < 0 else operand[kinds[k]].format(k) for k in operands]
+        lines.append(f"            v = {form.format(*args)}")
+    params = "".join(f", x{k}" for k, kind in enumerate(kinds) if kind != _OUT)
+    source = "\n".join(
+        [
+            f"def chain(out{params}):",
+            "    rows, width = out.shape",
+            "    for r in range(rows):",
+            "        for j in range(width):",
+            *lines,
+            "            out[r, j] = v",
+        ]
+    )
+    namespace: dict[str, Any] = {"np": np, "T": np.dtype(dtype).type}
+    exec(compile(source, f"<minigraph fused chain: {dtype}>", "exec"), namespace)
+    return numba.njit(nogil=True, error_model="numpy", cache=False)(namespace["chain"])

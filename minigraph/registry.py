@@ -160,6 +160,20 @@ def lookup_op(name: str) -> OpDef:
         raise errors.NotFoundError(f"Op type not registered '{name}'") from None
 
 
+def elementwise_forms(members: Sequence[Any], kind: str, dtype: Any) -> list[str] | None:
+    """Each fused chain member's ``kind`` expression ("cuda" or "host": op_def.Elementwise)
+    for ``dtype``, in order; None where one has none."""
+    forms = []
+    for m in members:
+        how = lookup_op(m.op_type).elementwise
+        make = getattr(how, kind) if how is not None else None
+        form = make(m.attrs, dtype) if make is not None else None
+        if form is None:
+            return None
+        forms.append(form)
+    return forms
+
+
 def lookup_kernel(op: str, device: str, node_name: str = "") -> Callable:
     op_def = lookup_op(op)
     try:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigraph.fusion_jit import ONE_OP_MIN_SIZE, run_op
+from minigraph.fusion_jit import run_op
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
 from minigraph.op_def import Elementwise
@@ -104,10 +104,9 @@ def activation_grad(
                 f"size and shape.  Input 0: {shape_str(g.shape)} != input 1: "
                 f"{shape_str(x.shape)}"
             )
-        if host is not None and g.size >= ONE_OP_MIN_SIZE and ctx.xp is np:
-            out = ctx.empty(g.shape, g.dtype)
-            if run_op(ctx, (g, x), out):  # one compiled loop (Numba)
-                return out
+        out = run_op(ctx, (g, x))  # one compiled loop (host, large, Numba), or None
+        if out is not None:
+            return out
         return ctx.xp.asarray(fn(ctx.xp, g, x, ctx.attrs)).astype(g.dtype, copy=False)
 
     kernel.__name__ = f"_{op_type.lower()}_kernel"

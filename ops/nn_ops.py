@@ -271,7 +271,7 @@ def activation(
     def kernel(ctx: KernelContext, x: Any) -> Any:
         if in_place:
             out = ctx.output_buffer((x,), x.shape, x.dtype)
-            if not run_op(ctx, (x,), out):  # one compiled loop (host, large, Numba)
+            if run_op(ctx, (x,), out) is None:  # else one compiled loop (host, large, Numba)
                 fn(ctx.xp, x, ctx.attrs, out)
             return out
         out = fn(ctx.xp, x, ctx.attrs)
