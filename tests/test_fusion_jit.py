@@ -292,3 +292,19 @@ def test_a_lone_activation_or_its_gradient_runs_as_one_loop(op, monkeypatch):
         with np.errstate(invalid="ignore"):
             want = feed[gr] * mask.astype(np.float32)
     assert_bits(compiled, want)
+
+
+def test_a_compiled_chain_never_writes_what_the_user_passed(compiled_runs):
+    data = special_values(SHAPE, np.float32)
+    scale = SCALE.copy()
+    kept = data.copy(), scale.copy()
+    g = mg.Graph()
+    with g.as_default():
+        x = mg.placeholder(mg.float32, [None, *SHAPE[1:]], name="x")
+        y = mg.nn.relu6(x * scale + 1)
+    config.set_jit(True)
+    out = mg.Session(g).run(y, {x: data})
+    assert compiled_runs == [True]
+    assert_bits(data, kept[0])
+    assert_bits(scale, kept[1])
+    assert not np.shares_memory(out, data)
