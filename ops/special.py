@@ -3,15 +3,23 @@
 NumPy has no erf ufunc, so each is computed in float64 from Cephes' rational
 approximations, region by region (|x| < 1, 1 <= |x| < 8, beyond), each only on the
 elements it is for; the results are within a few ulp of float64's (the math tests).
+
+Where Numba (the ``jit`` extra) is installed and config.jit() allows, a large float32 or
+float64 tensor runs as two compiled loops around NumPy's exp instead (erfc of [8,40,40,384]
+float32, GELU in ConvNeXt: see the commit): the same operations in the same order, each
+exactly rounded, and the same exp, so the same bits (a NaN input: itself, on either path).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from minigraph import config
 from minigraph.devices import is_cupy
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import select_bits
@@ -82,9 +90,20 @@ def _poly(x: Any, coefs: Sequence[float], monic: bool = False) -> Any:
     return r
 
 
+def _poly_source(x: str, coefs: Sequence[float], monic: bool = False) -> str:
+    """_poly as an expression's source text, its operations in _poly's order."""
+    r = f"({x} + {coefs[0]!r})" if monic else repr(coefs[0])
+    for c in coefs[1:]:
+        r = f"({r} * {x} + {c!r})"
+    return r
+
+
 # Erf and Erfc run over blocks of this many elements on the host: their float64 temporaries
 # then stay in the cache, and below the size at which malloc maps fresh pages for them.
 _ERF_BLOCK = 1 << 16
+# From this many elements, the compiled loops (where Numba is installed): below, Numba's
+# import and dispatch cost more than they save.
+_COMPILED_MIN_SIZE = 1 << 15
 
 
 def _erf_regions(xp: Any, x: Any, complement: bool) -> Any:
@@ -98,14 +117,21 @@ def _erf_regions(xp: Any, x: Any, complement: bool) -> Any:
     block = _ERF_BLOCK if xp is np else max(1, flat.size)
     wide = x.dtype == np.float64
     split = x.dtype.itemsize >= 8  # float64 results: exp(-x*x) without a*a's rounding error
+    compiled = _compiled(xp, flat, complement, split)
 
     def run(b: int) -> None:  # the blocks are the same, on one thread or several
         part = slice(b * block, (b + 1) * block)
+        if compiled is not None:
+            compiled(flat[part], out[part])
+            return
         x64 = flat[part].astype(np.float64, copy=False)  # only read
         result = out[part] if wide else xp.empty(x64.shape, np.float64)
         _erf_block(xp, x64, complement, result, split)
         if not wide:
             out[part] = result  # rounded once, as the float64 result cast whole
+        nan = xp.isnan(flat[part])
+        if nan.any():  # the input NaN itself (the regions' NumPy calls vary its sign by size)
+            xp.copyto(out[part], flat[part], where=nan)
 
     # the kernels' thread pool, as any kernel's pieces (no Session's context here)
     KernelContext({}, xp).parallel_each(run, -(-flat.size // block), 32 * flat.nbytes)
@@ -146,11 +172,89 @@ def _erf_block(xp: Any, x64: Any, complement: bool, out: Any, split: bool) -> No
             xp.exp(xp.negative(e, out=e), out=e)
         erfc_big = _poly(a, p)
         erfc_big /= _poly(a, q, monic=True)
-        xp.multiply(e, erfc_big, out=erfc_big)  # erfc(|x|); a NaN keeps e's bits
+        xp.multiply(e, erfc_big, out=erfc_big)  # erfc(|x|)
         if complement:  # 2 - erfc(|x|) where x < 0, selected by bits (np.where branches)
             out[where] = select_bits(xp, xb < 0, 2 - erfc_big, erfc_big)
         else:
             out[where] = xp.sign(xb) * (1 - erfc_big)
+
+
+def _compiled(xp: Any, flat: Any, complement: bool, split: bool) -> Any:
+    """``block(x, out)``: erf or erfc of 1-D ``x`` into ``out`` as _erf_block computes them,
+    by two compiled loops around NumPy's exp; None where the NumPy calls run (a GPU, a
+    small tensor, float16, Numba off or missing)."""
+    if (
+        xp is not np
+        or flat.size < _COMPILED_MIN_SIZE
+        or flat.dtype not in (np.float32, np.float64)
+        or not config.jit()
+    ):
+        return None
+    before_exp, after_exp = _loops(complement, split)
+
+    def block(x: Any, out: Any) -> None:
+        part = np.empty(x.shape, np.float64)  # the result where |x| < 1, else erfc's ratio
+        exps = np.empty((2 if split else 1, x.size), np.float64)
+        before_exp(x, part, exps)
+        np.exp(exps, out=exps)  # NumPy's exp (its SIMD one differs from libm's)
+        after_exp(x, part, exps, out)
+
+    return block
+
+
+@functools.cache
+def _loops(complement: bool, split: bool) -> tuple[Any, Any]:
+    """The two loops of a compiled block, compiled once per process. The first writes each
+    element's result where |x| < 1, else the ratio of erfc(|x|)'s rational approximation,
+    and the arguments of its exp; the second, after NumPy's exp, the results (a NaN: the
+    input). Every branch is a select, so LLVM vectorises both loops."""
+    import numba
+
+    # one division an element: the numerator and denominator of its region's ratio
+    numerator = (
+        f"(v * {_poly_source('z', _ERF_T)}) if a < 1 else "
+        f"({_poly_source('m', _ERFC_P)}) if a < 8 else ({_poly_source('m', _ERFC_R)})"
+    )
+    denominator = (
+        f"{_poly_source('z', _ERF_U, monic=True)} if a < 1 else "
+        f"{_poly_source('m', _ERFC_Q, monic=True)} if a < 8 else "
+        f"{_poly_source('m', _ERFC_S, monic=True)}"
+    )
+    if split:
+        exps = [
+            "        hi = math.floor(m * 128) / 128",
+            "        lo = m - hi",
+            "        exps[0, i] = -hi * hi",
+            "        exps[1, i] = -(2 * hi + lo) * lo",
+        ]
+        e = "exps[0, i] * exps[1, i]"
+    else:
+        exps, e = ["        exps[0, i] = -(m * m)"], "exps[0, i]"
+    outside = "2 - big if v < 0 else big" if complement else "-(1 - big) if v < 0 else 1 - big"
+    source = "\n".join(
+        [
+            "def before_exp(x, part, exps):",
+            "    for i in range(x.size):",
+            "        v = np.float64(x[i])",
+            "        a = abs(v)",
+            "        z = v * v",
+            "        m = min(a, 28.0)",  # erfc(28) underflows
+            f"        q = ({numerator}) / ({denominator})",
+            f"        part[i] = ({'1 - q' if complement else 'q'}) if a < 1 else q",
+            *exps,
+            "",
+            "def after_exp(x, part, exps, out):",
+            "    for i in range(x.size):",
+            "        v = np.float64(x[i])",
+            f"        big = ({e}) * part[i]",
+            f"        r = part[i] if abs(v) < 1 else ({outside})",
+            "        out[i] = v if v != v else r",
+        ]
+    )
+    namespace: dict[str, Any] = {"np": np, "math": math}
+    exec(compile(source, "<minigraph erf>", "exec"), namespace)
+    jit = numba.njit(nogil=True, error_model="numpy", cache=False)
+    return jit(namespace["before_exp"]), jit(namespace["after_exp"])
 
 
 def erf(xp: Any, x: Any) -> Any:

@@ -444,12 +444,17 @@ def test_unary_ops_match_numpy(name, data):
         same(got, expected)
 
 
+@pytest.mark.parametrize("compiled", [False, True])  # the jit extra's loops, or NumPy calls
 @pytest.mark.parametrize("block", [None, 4097])  # 4097: many blocks, none a power of two
-def test_erf_is_accurate_to_a_few_ulp_in_float64(monkeypatch, block):
+def test_erf_is_accurate_to_a_few_ulp_in_float64(monkeypatch, block, compiled):
     from minigraph.ops import special
 
     if block is not None:
         monkeypatch.setattr(special, "_ERF_BLOCK", block)
+    if compiled:
+        pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
+        monkeypatch.setattr(special, "_COMPILED_MIN_SIZE", 0)
+    monkeypatch.setattr(mg.config, "jit", lambda: compiled)
     x = np.concatenate([np.linspace(-27, 27, 20001), np.logspace(-300, 1.4, 500)])
     got_erf, got_erfc = run(lambda t: [mg.erf(t), mg.erfc(t)], x)
     want_erf = np.array([math.erf(v) for v in x])
@@ -462,13 +467,33 @@ def test_erf_is_accurate_to_a_few_ulp_in_float64(monkeypatch, block):
     same(edges[1], a([0, 2, NAN, 0, 1], F64))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_erf_of_narrow_floats_is_within_one_ulp_of_the_exact_value(dtype):
+def test_erf_of_nan_is_that_nan():
+    """Sign and payload kept, whatever the tensor's size (the regions' NumPy calls alone
+    would set or clear the sign by the number of elements they get)."""
+    for dtype, bits in ((np.float64, 0x7FF8000000000123), (np.float32, 0xFFC00456)):
+        nan = np.array(bits, f"u{np.dtype(dtype).itemsize}").view(dtype)
+        for size in (1, 5, 70000):
+            x = np.full(size, 0.5, dtype)
+            x[::3] = nan
+            for got in run(lambda t: [mg.erf(t), mg.erfc(t)], x):
+                assert got[::3].tobytes() == x[::3].tobytes()
+
+
+# compiled: float32 by the jit extra's loops (float16 keeps the NumPy calls)
+@pytest.mark.parametrize(
+    ("dtype", "compiled"), [(np.float32, False), (np.float32, True), (np.float16, False)]
+)
+def test_erf_of_narrow_floats_is_within_one_ulp_of_the_exact_value(monkeypatch, dtype, compiled):
     """float32 and float16 take exp(-x*x) in one step (not split as for float64 results):
     still within 1 ulp of erf and erfc rounded from Python's float64 math.erf/erfc."""
+    from minigraph.ops import special
+
     rng = np.random.default_rng(5)
     x = np.concatenate([rng.standard_normal(6000) * 3, rng.uniform(-12, 12, 4000)])
     x = np.concatenate([x, [0.999, 1.0, 1.001, 7.999, 8.0, 8.001, 9.1, -9.1]]).astype(dtype)
+    if compiled:
+        pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
+        monkeypatch.setattr(special, "_COMPILED_MIN_SIZE", 0)
     got_erf, got_erfc = run(lambda t: [mg.erf(t), mg.erfc(t)], x)
     bits = f"i{x.itemsize}"  # same-signed floats: their bits as integers are ulps apart
     for got, fn in ((got_erf, math.erf), (got_erfc, math.erfc)):
