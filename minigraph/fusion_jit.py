@@ -9,10 +9,10 @@ input once and writes the result once (that chain: 1.8 ms on one core, 1.2 on tw
 
 Bits: the ops that give an expression are those whose every step is exactly rounded
 (+ - * /, sqrt, comparisons and selects), each written as the NumPy kernel computes it, in
-its order, rounding each op's result to the dtype: IEEE arithmetic has one answer. Numba
-compiles without fast-math, so LLVM neither reassociates nor contracts ``a * b + c`` into a
-fused multiply-add. Transcendental functions (exp, tanh, erf) have no expression: their
-NumPy and libm versions differ in the last bits, so a chain with one stays NumPy's.
+its order, rounding each op's result to the dtype: IEEE arithmetic has one answer, and
+minigraph.jit compiles without fast-math or contraction. Transcendental functions (exp,
+tanh, erf) have no expression: their NumPy and libm versions differ in the last bits, so a
+chain with one stays NumPy's.
 
 The loop runs over [rows, width] views: an input is the output's shape (C-contiguous), a
 trailing block that repeats along the leading axes (a per-channel scale: width is its size),
@@ -32,7 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import config
-from .kernel import REUSE_MIN_SIZE, KernelContext
+from .jit import compile_source, wanted
+from .kernel import KernelContext
 from .registry import elementwise_forms
 
 __all__ = ["run_chain", "run_op"]
@@ -47,9 +48,6 @@ _PIECE_BYTES = 1 << 20
 # Chains without a repeated operand run over rows at least this long (any factoring of
 # the shape gives the same elements; long rows let LLVM's vector loop run).
 _MIN_WIDTH = 1024
-# run_op compiles an op from this many output elements (fusion's own threshold for the
-# NumPy path's buffer reuse): below, a NumPy call costs less than Numba's dispatch.
-ONE_OP_MIN_SIZE = REUSE_MIN_SIZE
 _UNSET: Any = object()
 Forms = tuple[tuple[str, tuple[int, ...]], ...]  # each member's expression and operands
 
@@ -98,7 +96,7 @@ def run_op(ctx: KernelContext, inputs: Sequence[Any], out: Any = None) -> Any | 
     kernel takes several passes (Relu's mask and product, ReluGrad's product with a cast
     mask), outside a chain (a gradient read by two ops). The array written, or None."""
     first = inputs[0]
-    if first.size < ONE_OP_MIN_SIZE or ctx.xp is not np:
+    if not wanted(ctx.xp, first.size):
         return None
     members = ctx.memo.get("host_member")
     if members is None:
@@ -175,8 +173,6 @@ def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | No
 @functools.cache
 def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
     """The chain's loop ``kernel(out, *inputs)``, out [rows, width], compiled by Numba."""
-    import numba
-
     operand = {
         _OUT: "out[r, j]",
         _FULL: "x{}[r, j]",
@@ -199,6 +195,5 @@ def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
             "            out[r, j] = v",
         ]
     )
-    namespace: dict[str, Any] = {"np": np, "T": np.dtype(dtype).type}
-    exec(compile(source, f"<minigraph fused chain: {dtype}>", "exec"), namespace)
-    return numba.njit(nogil=True, error_model="numpy", cache=False)(namespace["chain"])
+    (chain,) = compile_source(source, f"fused chain: {dtype}", {"T": np.dtype(dtype).type}, "chain")
+    return chain

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from minigraph.kernel import KernelContext
-from minigraph.ops import conv_winograd
+from minigraph.ops import conv_jit, conv_winograd
 from minigraph.ops.common import has_negative_zero, matrix_product, row_element, select_bits
 from minigraph.ops.conv_geometry import accumulator_dtype, pad_image, window_slices, window_taps
 from minigraph.ops.cuda_kernels import max_into
@@ -214,6 +214,10 @@ def depthwise_conv(
             out += window[..., None] * weights[index]
         return out
     size = math.prod(outs) * cin
+    if len(k) == 2:  # the jit extra's compiled loop, where it runs
+        compiled = conv_jit.depthwise_rows(ctx, xpad, w.reshape(*k, cin), outs, s, d)
+        if compiled is not None:
+            return compiled.reshape(n, size)
     if xp is np and len(k) == 2 and outs[-1] * cin >= _DEPTHWISE_MIN_ROW:
         return depthwise_by_rows(ctx, xpad, weights[..., 0], k, outs, s, d).reshape(n, size)
     out = ctx.empty((n, size), w.dtype)  # the output's size is checked

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from minigraph import config
+from minigraph import jit
 from minigraph.devices import is_cupy
 from minigraph.kernel import KernelContext
 from minigraph.ops.common import select_bits
@@ -101,9 +101,6 @@ def _poly_source(x: str, coefs: Sequence[float], monic: bool = False) -> str:
 # Erf and Erfc run over blocks of this many elements on the host: their float64 temporaries
 # then stay in the cache, and below the size at which malloc maps fresh pages for them.
 _ERF_BLOCK = 1 << 16
-# From this many elements, the compiled loops (where Numba is installed): below, Numba's
-# import and dispatch cost more than they save.
-_COMPILED_MIN_SIZE = 1 << 15
 
 
 def _erf_regions(xp: Any, x: Any, complement: bool) -> Any:
@@ -183,12 +180,7 @@ def _compiled(xp: Any, flat: Any, complement: bool, split: bool) -> Any:
     """``block(x, out)``: erf or erfc of 1-D ``x`` into ``out`` as _erf_block computes them,
     by two compiled loops around NumPy's exp; None where the NumPy calls run (a GPU, a
     small tensor, float16, Numba off or missing)."""
-    if (
-        xp is not np
-        or flat.size < _COMPILED_MIN_SIZE
-        or flat.dtype not in (np.float32, np.float64)
-        or not config.jit()
-    ):
+    if flat.dtype not in (np.float32, np.float64) or not jit.wanted(xp, flat.size):
         return None
     before_exp, after_exp = _loops(complement, split)
 
@@ -208,8 +200,6 @@ def _loops(complement: bool, split: bool) -> tuple[Any, Any]:
     element's result where |x| < 1, else the ratio of erfc(|x|)'s rational approximation,
     and the arguments of its exp; the second, after NumPy's exp, the results (a NaN: the
     input). Every branch is a select, so LLVM vectorises both loops."""
-    import numba
-
     # one division an element: the numerator and denominator of its region's ratio
     numerator = (
         f"(v * {_poly_source('z', _ERF_T)}) if a < 1 else "
@@ -251,10 +241,7 @@ def _loops(complement: bool, split: bool) -> tuple[Any, Any]:
             "        out[i] = v if v != v else r",
         ]
     )
-    namespace: dict[str, Any] = {"np": np, "math": math}
-    exec(compile(source, "<minigraph erf>", "exec"), namespace)
-    jit = numba.njit(nogil=True, error_model="numpy", cache=False)
-    return jit(namespace["before_exp"]), jit(namespace["after_exp"])
+    return jit.compile_source(source, "erf", {"math": math}, "before_exp", "after_exp")
 
 
 def erf(xp: Any, x: Any) -> Any:

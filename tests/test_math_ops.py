@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 from op_helpers import gpu_ulps, run, same_bits
 
 import minigraph as mg
+import minigraph.jit
 from minigraph import errors
 from minigraph.scope import current_scope
 
@@ -453,7 +454,7 @@ def test_erf_is_accurate_to_a_few_ulp_in_float64(monkeypatch, block, compiled):
         monkeypatch.setattr(special, "_ERF_BLOCK", block)
     if compiled:
         pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
-        monkeypatch.setattr(special, "_COMPILED_MIN_SIZE", 0)
+        monkeypatch.setattr(minigraph.jit, "MIN_SIZE", 0)
     monkeypatch.setattr(mg.config, "jit", lambda: compiled)
     x = np.concatenate([np.linspace(-27, 27, 20001), np.logspace(-300, 1.4, 500)])
     got_erf, got_erfc = run(lambda t: [mg.erf(t), mg.erfc(t)], x)
@@ -486,14 +487,13 @@ def test_erf_of_nan_is_that_nan():
 def test_erf_of_narrow_floats_is_within_one_ulp_of_the_exact_value(monkeypatch, dtype, compiled):
     """float32 and float16 take exp(-x*x) in one step (not split as for float64 results):
     still within 1 ulp of erf and erfc rounded from Python's float64 math.erf/erfc."""
-    from minigraph.ops import special
 
     rng = np.random.default_rng(5)
     x = np.concatenate([rng.standard_normal(6000) * 3, rng.uniform(-12, 12, 4000)])
     x = np.concatenate([x, [0.999, 1.0, 1.001, 7.999, 8.0, 8.001, 9.1, -9.1]]).astype(dtype)
     if compiled:
         pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
-        monkeypatch.setattr(special, "_COMPILED_MIN_SIZE", 0)
+        monkeypatch.setattr(minigraph.jit, "MIN_SIZE", 0)
     got_erf, got_erfc = run(lambda t: [mg.erf(t), mg.erfc(t)], x)
     bits = f"i{x.itemsize}"  # same-signed floats: their bits as integers are ulps apart
     for got, fn in ((got_erf, math.erf), (got_erfc, math.erfc)):
