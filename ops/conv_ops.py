@@ -18,6 +18,7 @@ from minigraph import errors
 from minigraph.graph import Output
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.ops import pool_jit
 from minigraph.ops.conv_geometry import (
     EXPLICIT_ATTR,
     FORMAT_ATTR,
@@ -306,8 +307,9 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
     sizes, pads = window_geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
     outs = cast(list[int], sizes)  # concrete dims give concrete sizes
     ctx.check_size((n, outs[0], outs[1], ch), x.dtype)
-    pool = window_mean if average else window_max
-    out = pool(xp, x, pads, outs, k, s)
+    out = None if average else pool_jit.max_pool(ctx, x, pads, outs, k, s)  # the jit extra's
+    if out is None:
+        out = (window_mean if average else window_max)(xp, x, pads, outs, k, s)
     return from_nhwc(xp, out, fmt)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from minigraph.kernel import KernelContext
+from minigraph.ops import pool_jit
 from minigraph.ops.conv_geometry import pad_image, tap_tiles, tiles_fit, tiles_gap, window_taps
 from minigraph.ops.conv_kernels import pool_windows, window_counts
 
@@ -176,6 +177,9 @@ def max_pool_grad(
     xp = ctx.xp
     if x.size == 0 or grad.size == 0:
         return xp.zeros(x.shape, x.dtype)
+    compiled = pool_jit.max_pool_grad(ctx, x, grad, pads, outs, k, s)  # the jit extra's loop
+    if compiled is not None:
+        return compiled
     if tiles_fit(x.shape, pads, outs, k, s):
         return _tiled_max_pool_grad(ctx, x, grad, outs, k, s)
     arg = max_taps(xp, x, pads, outs, k, s)

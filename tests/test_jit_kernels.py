@@ -8,6 +8,7 @@ from test_fusion_jit import SHAPE, assert_bits, special_values
 import minigraph as mg
 from minigraph import config
 from minigraph.ops import conv_jit, special
+from minigraph.wrappers import apply_op
 
 pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
 
@@ -120,3 +121,65 @@ def test_a_small_or_multiplied_depthwise_convolution_keeps_the_numpy_forms(monke
     compiled_runs.clear()
     run_both(lambda t: mg.nn.depthwise_conv2d_native(t, two, 1, "SAME"), big)
     assert compiled_runs == []  # depthwise_conv's loop over taps, never asked
+
+
+# -- MaxPool and MaxPoolGrad ----------------------------------------------------------------
+
+
+def pooling_input(shape, dtype, seed=0):
+    """special_values with ties (equal zeros of both signs, repeated values) and windows of
+    only -inf."""
+    x = special_values(shape, dtype, seed)
+    flat = x.reshape(-1)
+    flat[200:400] = np.round(flat[200:400])  # many equal values, 0.0 and -0.0 among them
+    flat[1000:1200:2] = -0.0
+    x[0, :4, :4] = -np.inf  # channels-last or first: some window of only -inf
+    return x
+
+
+POOLS = [  # input shape, window, strides, padding, format
+    ((16, 28, 28, 16), 2, 2, "VALID", "NHWC"),  # a CNN's 2x2 pooling: windows apart
+    ((16, 29, 29, 16), 3, 2, "SAME", "NHWC"),  # overlapping, padded
+    ((4, 30, 30, 24), (3, 2), (1, 2), "SAME", "NHWC"),  # unequal window and strides
+    ((8, 24, 30, 30), 3, 2, "SAME", "NCHW"),  # channels first: transposed, then copied
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "k", "s", "padding", "fmt"), POOLS)
+def test_max_pool_and_its_gradient_run_as_compiled_loops_with_the_numpy_bits(
+    shape, k, s, padding, fmt, dtype, monkeypatch
+):
+    from minigraph.ops import pool_jit
+
+    forward_runs = spy_on(monkeypatch, pool_jit, "max_pool")
+    backward_runs = spy_on(monkeypatch, pool_jit, "max_pool_grad")
+    x = pooling_input(shape, dtype)
+    kh, kw = (k, k) if isinstance(k, int) else k
+    sh, sw = (s, s) if isinstance(s, int) else s
+    if fmt == "NCHW":
+        ksize, strides = [1, 1, kh, kw], [1, 1, sh, sw]
+    else:
+        ksize, strides = [1, kh, kw, 1], [1, sh, sw, 1]
+    grads = None
+
+    def build(t):
+        nonlocal grads
+        y = mg.nn.max_pool(t, ksize, strides, padding, data_format=fmt)
+        grads = special_values(y.shape.as_list(), dtype, 1)  # NaN, inf and -0.0 gradients
+        attrs = {"ksize": ksize, "strides": strides, "padding": padding, "data_format": fmt}
+        return [y, apply_op("MaxPoolGrad", None, [t, y, grads], attrs).outputs[0]]
+
+    compiled, numpy_calls = run_both(build, x)
+    assert forward_runs == [True, False] and backward_runs == [True, False]
+    for got, want in zip(compiled, numpy_calls):
+        assert_bits(got, want)
+
+
+def test_max_pool_of_float16_keeps_the_numpy_form(monkeypatch):
+    from minigraph.ops import pool_jit
+
+    forward_runs = spy_on(monkeypatch, pool_jit, "max_pool")
+    x = np.zeros((8, 64, 64, 16), np.float16)
+    run_both(lambda t: mg.nn.max_pool(t, 2, 2, "VALID"), x)
+    assert forward_runs == [False, False]
