@@ -18,6 +18,7 @@ padding as absent (no padded copy). The rules are TensorFlow's, as the NumPy for
 from __future__ import annotations
 
 import functools
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,29 @@ __all__ = ["max_pool", "max_pool_grad"]
 
 Pads = Sequence[tuple[int, int]]  # (before, after) of each spatial dim
 
-_SOURCE = """
+# The cells of output (r, p)'s window inside the input, in scan order, ``cell`` each one's
+# channels: the loop header both loops share, its body indented under it by _each_cell.
+_CELLS = """\
+for i in range(kh):
+    row = r * sh + i - top
+    if row < 0 or row >= h:
+        continue
+    for j in range(kw):
+        col = p * sw + j - left
+        if col < 0 or col >= w:
+            continue
+        cell = x[n, row, col]
+"""
+
+
+def _each_cell(indent: int, body: str) -> str:
+    """_CELLS with ``body`` inside, at ``indent`` spaces."""
+    inner = textwrap.indent(textwrap.dedent(body), " " * 8)
+    return textwrap.indent(_CELLS + inner, " " * indent)
+
+
+_SOURCE = (
+    """
 def window_max(x, out, kh, kw, sh, sw, top, left, lowest, first, last):
     h, w = x.shape[1], x.shape[2]
     oh, ow, c = out.shape[1], out.shape[2], out.shape[3]
@@ -41,19 +64,16 @@ def window_max(x, out, kh, kw, sh, sw, top, left, lowest, first, last):
             o = out[n, r, p]
             for ch in range(c):
                 o[ch] = lowest
-            for i in range(kh):
-                row = r * sh + i - top
-                if row < 0 or row >= h:
-                    continue
-                for j in range(kw):
-                    col = p * sw + j - left
-                    if col < 0 or col >= w:
-                        continue
-                    cell = x[n, row, col]
-                    for ch in range(c):
-                        v = cell[ch]
-                        o[ch] = v if v > o[ch] else o[ch]
-
+"""
+    + _each_cell(
+        12,
+        """
+        for ch in range(c):
+            v = cell[ch]
+            o[ch] = v if v > o[ch] else o[ch]
+        """,
+    )
+    + """
 
 def max_pool_grad(x, grad, out, kh, kw, sh, sw, top, left, first, last):
     h, w, c = x.shape[1], x.shape[2], x.shape[3]
@@ -62,38 +82,37 @@ def max_pool_grad(x, grad, out, kh, kw, sh, sw, top, left, first, last):
     at = np.empty(c, np.int64)
     for n in range(first, last):
         image = out[n].reshape(h * w, c)
-        for cell in range(h * w):
+        for here in range(h * w):
             for ch in range(c):
-                image[cell, ch] = 0
+                image[here, ch] = 0
         for r in range(oh):
             for p in range(ow):
                 found = False
-                for i in range(kh):
-                    row = r * sh + i - top
-                    if row < 0 or row >= h:
-                        continue
-                    for j in range(kw):
-                        col = p * sw + j - left
-                        if col < 0 or col >= w:
-                            continue
-                        cell = x[n, row, col]
-                        here = row * w + col
-                        if not found:
-                            for ch in range(c):
-                                best[ch] = cell[ch]
-                                at[ch] = here
-                            found = True
-                            continue
-                        for ch in range(c):
-                            v = cell[ch]
-                            take = v > best[ch]
-                            best[ch] = v if take else best[ch]
-                            at[ch] = here if take else at[ch]
+"""
+    + _each_cell(
+        16,
+        """
+        here = row * w + col
+        if not found:
+            for ch in range(c):
+                best[ch] = cell[ch]
+                at[ch] = here
+            found = True
+            continue
+        for ch in range(c):
+            v = cell[ch]
+            take = v > best[ch]
+            best[ch] = v if take else best[ch]
+            at[ch] = here if take else at[ch]
+        """,
+    )
+    + """
                 if found:
                     g = grad[n, r, p]
                     for ch in range(c):
                         image[at[ch], ch] = image[at[ch], ch] + g[ch]
 """
+)
 
 
 @functools.cache
