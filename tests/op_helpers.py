@@ -125,3 +125,30 @@ def same_bits(got, want, ulps=0):
         f"{int((far > ulps).sum())} values beyond {ulps} ulp (at most {far.max():.0f}): "
         f"{got[~nan][far > ulps][:4]} for {want[~nan][far > ulps][:4]}"
     )
+
+
+def special_values(shape, dtype, seed=0):
+    """Normals with every kind of float the ops treat apart: NaNs of both signs and two
+    payloads, infinities, signed zeros, subnormals, values at and around 6."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    size = np.dtype(dtype).itemsize
+    payloads = {2: (0x7E01, 0xFE23), 4: (0x7FC00001, 0xFFC00123),
+                8: (0x7FF8000000000001, 0xFFF8000000000123)}[size]  # fmt: skip
+    nans = [np.array(p, f"u{size}").view(dtype) for p in payloads]
+    tiny = np.finfo(dtype).smallest_subnormal
+    special = [*nans, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny,
+               6.0, np.nextafter(dtype(6), dtype(7)), -1e-30, 1e30]  # fmt: skip
+    flat = x.reshape(-1)
+    with np.errstate(over="ignore"):  # 1e30 is inf in float16
+        special = np.array(special, np.float64).astype(dtype)
+    flat[: len(special)] = special
+    flat[-len(special) :] = special  # in the vector loop's body and in its remainder
+    return x
+
+
+def assert_bits(*arrays):
+    first = arrays[0]
+    for a in arrays[1:]:
+        assert a.dtype == first.dtype and a.shape == first.shape
+        assert a.tobytes() == first.tobytes()

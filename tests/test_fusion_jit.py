@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from op_helpers import assert_bits, special_values
 
 import minigraph as mg
 from minigraph import config, fusion, fusion_jit
@@ -45,26 +46,6 @@ def compiled_runs(monkeypatch):
     config.set_jit(None)
 
 
-def special_values(shape, dtype, seed=0):
-    """Normals with every kind of float the ops treat apart: NaNs of both signs and two
-    payloads, infinities, signed zeros, subnormals, values at and around 6."""
-    rng = np.random.default_rng(seed)
-    x = (rng.standard_normal(shape) * 4).astype(dtype)
-    size = np.dtype(dtype).itemsize
-    payloads = {2: (0x7E01, 0xFE23), 4: (0x7FC00001, 0xFFC00123),
-                8: (0x7FF8000000000001, 0xFFF8000000000123)}[size]  # fmt: skip
-    nans = [np.array(p, f"u{size}").view(dtype) for p in payloads]
-    tiny = np.finfo(dtype).smallest_subnormal
-    special = [*nans, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny,
-               6.0, np.nextafter(dtype(6), dtype(7)), -1e-30, 1e30]  # fmt: skip
-    flat = x.reshape(-1)
-    with np.errstate(over="ignore"):  # 1e30 is inf in float16
-        special = np.array(special, np.float64).astype(dtype)
-    flat[: len(special)] = special
-    flat[-len(special) :] = special  # in the vector loop's body and in its remainder
-    return x
-
-
 def run_three_ways(g, fetch, feed):
     """The fused plan compiled, the fused plan as NumPy calls, the unfused plan."""
     with warnings.catch_warnings():
@@ -75,13 +56,6 @@ def run_three_ways(g, fetch, feed):
         numpy_calls = mg.Session(g).run(fetch, feed)
         unfused = mg.Session(g, config=UNFUSED).run(fetch, feed)
     return compiled, numpy_calls, unfused
-
-
-def assert_bits(*arrays):
-    first = arrays[0]
-    for a in arrays[1:]:
-        assert a.dtype == first.dtype and a.shape == first.shape
-        assert a.tobytes() == first.tobytes()
 
 
 def chain_graph(dtype, build):

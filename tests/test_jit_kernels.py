@@ -3,7 +3,7 @@ depthwise convolution give the NumPy path's values, and take the loop where they
 
 import numpy as np
 import pytest
-from test_fusion_jit import SHAPE, assert_bits, special_values
+from op_helpers import assert_bits, special_values
 
 import minigraph as mg
 from minigraph import config
@@ -11,6 +11,8 @@ from minigraph.ops import conv_jit, special
 from minigraph.wrappers import apply_op
 
 pytest.importorskip("numba", reason="the jit extra (Numba) is not installed")
+
+SHAPE = (4, 16, 16, 48)  # 49152 elements: above minigraph.jit.MIN_SIZE
 
 
 def spy_on(monkeypatch, module, name):
