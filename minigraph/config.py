@@ -25,8 +25,9 @@ with CuPy 14.2 a plan with a matmul failed to capture (harmless: it then runs pl
 no replay has been checked on hardware yet.
 ``MINIGRAPH_JIT=0`` (or ``set_jit(False)``) keeps fused elementwise chains on the host as
 NumPy calls, op by op; by default, where Numba (the ``jit`` extra) is installed, each chain
-of exactly rounded float ops runs as one compiled loop (minigraph.fusion_jit), as do Erf/Erfc,
-depthwise convolutions and max pooling (minigraph.jit), with the same values.
+of exactly rounded float ops (with at most one exp, tanh, sigmoid or erf among them) runs as
+compiled loops (minigraph.fusion_jit), as do Erf/Erfc, depthwise convolutions and max
+pooling (minigraph.jit), with the same values.
 ``MINIGRAPH_JIT=1`` asks for it and fails without Numba.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs

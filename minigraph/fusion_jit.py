@@ -10,9 +10,12 @@ input once and writes the result once (that chain: 1.8 ms on one core, 1.2 on tw
 Bits: the ops that give an expression are those whose every step is exactly rounded
 (+ - * /, sqrt, comparisons and selects), each written as the NumPy kernel computes it, in
 its order, rounding each op's result to the dtype: IEEE arithmetic has one answer, and
-minigraph.jit compiles without fast-math or contraction. Transcendental functions (exp,
-tanh, erf) have no expression: their NumPy and libm versions differ in the last bits, so a
-chain with one stays NumPy's.
+minigraph.jit compiles without fast-math or contraction. A NaN keeps its payload, but not
+always its sign: LLVM takes a NaN's sign as unspecified and moves a negation through a
+product (-x * c as x * -c) or drops abs under x * x. Transcendental functions (exp, tanh,
+erf) have no expression: their NumPy and libm versions differ in the last bits. A chain
+with one of them (an op_def.AroundUfunc) runs as two loops around NumPy's own call; a chain
+with two stays NumPy's.
 
 The loop runs over [rows, width] views: an input is the output's shape (C-contiguous), a
 trailing block that repeats along the leading axes (a per-channel scale: width is its size),
@@ -34,6 +37,7 @@ import numpy as np
 from . import config
 from .jit import compile_source, wanted
 from .kernel import KernelContext
+from .op_def import AroundUfunc
 from .registry import elementwise_forms
 
 __all__ = ["run_chain", "run_op"]
@@ -49,7 +53,8 @@ _PIECE_BYTES = 1 << 20
 # the shape gives the same elements; long rows let LLVM's vector loop run).
 _MIN_WIDTH = 1024
 _UNSET: Any = object()
-Forms = tuple[tuple[str, tuple[int, ...]], ...]  # each member's expression and operands
+# Each member's expression (or AroundUfunc) and operands.
+Forms = tuple[tuple[str | AroundUfunc, tuple[int, ...]], ...]
 
 
 def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any], out: Any) -> bool:
@@ -64,7 +69,7 @@ def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any],
     if layout is None:
         return False
     width, kinds = layout
-    kernel = _kernel(forms, kinds, out.dtype.name)
+    kernel, element_bytes = _kernel(forms, kinds, out.dtype.name)
     rows = out.size // width
     flat_out = out.reshape(rows, width)
     args = [  # (array, whether cut along with the output's rows)
@@ -72,7 +77,7 @@ def run_chain(ctx: KernelContext, members: Sequence[Any], inputs: Sequence[Any],
         for x, kind in zip(inputs, kinds)
         if kind != _OUT
     ]
-    step = max(1, _PIECE_BYTES // (width * out.itemsize))
+    step = max(1, _PIECE_BYTES // (width * element_bytes))
 
     def piece(p: int) -> None:
         part = slice(p * step, min(rows, (p + 1) * step))
@@ -121,9 +126,12 @@ def _host_forms(ctx: KernelContext, members: Sequence[Any], dtype: Any) -> Forms
 
 
 def _forms(members: Sequence[Any], dtype: Any) -> Forms | None:
-    """Each member's expression and operands, or None where one has no expression."""
+    """Each member's expression and operands, or None where one has none, or where two
+    run around a ufunc (the loops would recompute the first one's operand twice)."""
     forms = elementwise_forms(members, "host", dtype)
-    return None if forms is None else tuple(zip(forms, [m.operands for m in members]))
+    if forms is None or sum(isinstance(f, AroundUfunc) for f in forms) > 1:
+        return None
+    return tuple(zip(forms, [m.operands for m in members]))
 
 
 def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | None:
@@ -171,8 +179,13 @@ def _layout(inputs: Sequence[Any], out: Any) -> tuple[int, tuple[str, ...]] | No
 
 
 @functools.cache
-def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
-    """The chain's loop ``kernel(out, *inputs)``, out [rows, width], compiled by Numba."""
+def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> tuple[Any, int]:
+    """The chain's ``kernel(out, *inputs)``, out [rows, width], compiled by Numba, and the
+    bytes it touches an output element (its temporaries' too). A chain with an
+    AroundUfunc member runs as two loops around that ufunc: the first computes the ops
+    before it and its ``before`` statements, keeping their values in temporaries; the
+    second computes those ops again (a few operations: cheaper than keeping their result),
+    then its ``after`` statements and the ops after it."""
     operand = {
         _OUT: "out[r, j]",
         _FULL: "x{}[r, j]",
@@ -180,20 +193,65 @@ def _kernel(forms: Forms, kinds: tuple[str, ...], dtype: str) -> Any:
         _PER_ROW: "x{}[r]",
         _ONE: "x{}[0]",
     }
-    lines = []
+    indent = " " * 12
+    lines: list[str] = []
+    around: tuple[AroundUfunc, str, list[str]] | None = None  # the form, its operand, lines
     for form, operands in forms:
         args = ["v" if k < 0 else operand[kinds[k]].format(k) for k in operands]
-        lines.append(f"            v = {form.format(*args)}")
+        if isinstance(form, AroundUfunc):
+            around, lines = (form, args[0], lines), []
+        else:
+            lines.append(f"{indent}v = {form.format(*args)}")
     params = "".join(f", x{k}" for k, kind in enumerate(kinds) if kind != _OUT)
-    source = "\n".join(
+    namespace = {"T": np.dtype(dtype).type, "math": math}
+    title = f"fused chain: {dtype}"
+    if around is None:
+        source = _loop("chain", params, [*lines, f"{indent}out[r, j] = v"])
+        (loop,) = compile_source(source, title, namespace, "chain")
+        return loop, np.dtype(dtype).itemsize
+    form, arg, before_lines = around
+    kept = [f"k{i}" for i in range(form.kept)]
+    through = [f"u{i}" for i in range(form.through)]
+    params += "".join(f", {name}" for name in kept + through)
+    *after, result = [line.format(arg) for line in form.after]
+    first = [
+        *before_lines,
+        *[f"{indent}{line.format(arg)}" for line in form.before],
+        *[f"{indent}{name}[r, j] = _{name}" for name in kept + through],
+    ]
+    second = [
+        *before_lines,
+        *[f"{indent}_{name} = {name}[r, j]" for name in kept + through],
+        *[f"{indent}{line}" for line in after],
+        f"{indent}v = T({result})",
+        *lines,
+        f"{indent}out[r, j] = v",
+    ]
+    source = _loop("first", params, first) + "\n\n" + _loop("second", params, second)
+    first_loop, second_loop = compile_source(source, title, namespace, "first", "second")
+    ufunc = getattr(np, form.ufunc)
+    through_dtype = np.dtype(form.wide or dtype)
+
+    def chain(out: Any, *inputs: Any) -> None:
+        temporaries = [np.empty(out.shape, np.float64) for _ in kept]
+        temporaries += [np.empty(out.shape, through_dtype) for _ in through]
+        first_loop(out, *inputs, *temporaries)
+        for values in temporaries[len(kept) :]:
+            ufunc(values, out=values)  # NumPy's own, in place
+        second_loop(out, *inputs, *temporaries)
+
+    element_bytes = np.dtype(dtype).itemsize + 8 * len(kept) + through_dtype.itemsize * len(through)
+    return chain, element_bytes
+
+
+def _loop(name: str, params: str, body: list[str]) -> str:
+    """The source of a loop over the elements of ``out`` [rows, width] running ``body``."""
+    return "\n".join(
         [
-            f"def chain(out{params}):",
+            f"def {name}(out{params}):",
             "    rows, width = out.shape",
             "    for r in range(rows):",
             "        for j in range(width):",
-            *lines,
-            "            out[r, j] = v",
+            *body,
         ]
     )
-    (chain,) = compile_source(source, f"fused chain: {dtype}", {"T": np.dtype(dtype).type}, "chain")
-    return chain

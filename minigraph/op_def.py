@@ -135,14 +135,15 @@ class Elementwise:
     (minigraph.fusion_jit), or None where it has none for this float dtype. It reads its
     operands as ``{0}`` and ``{1}`` and makes constants with ``T(...)`` (the dtype's scalar
     type). Only ops whose every step is exactly rounded (+ - * /, sqrt, comparisons and
-    selects) give one: IEEE arithmetic then gives the kernel's bits.
+    selects) give one: IEEE arithmetic then gives the kernel's bits. An op that calls a
+    NumPy function such as exp gives an :class:`AroundUfunc` instead.
     """
 
     bind: Callable[[Any, Mapping[str, Any]], Callable[..., Any]]
     shape: Callable[..., tuple[int, ...] | None] | None = None
     broadcasts: Callable[[Mapping[str, Any]], bool] | None = None
     cuda: Callable[[Mapping[str, Any], Any], str | None] | None = None
-    host: Callable[[Mapping[str, Any], Any], str | None] | None = None
+    host: Callable[[Mapping[str, Any], Any], str | AroundUfunc | None] | None = None
 
     @classmethod
     def ufunc(
@@ -171,6 +172,27 @@ class Elementwise:
             return into
 
         return cls(bind, cuda=cuda, host=host)
+
+
+@dataclass(frozen=True)
+class AroundUfunc:
+    """A unary op's host form (Elementwise.host) as two compiled loops around one NumPy
+    ufunc call (minigraph.fusion_jit): the ufunc stays NumPy's own, whose SIMD exp or tanh
+    differs from libm's in the last bits, and the exactly rounded steps around it compile.
+
+    ``before``: statements that read the operand as ``{0}`` and set ``_k0``, ``_k1``, ...
+    (``kept`` values, float64, for the second loop) and ``_u0``, ... (``through`` values,
+    of dtype ``wide`` or else the op's own, that ``ufunc`` then maps in place). ``after``:
+    statements that read ``{0}`` and those names, the last one an expression: the result,
+    rounded to the op's dtype. Their own names begin with ``_``.
+    """
+
+    ufunc: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    kept: int = 0
+    through: int = 1
+    wide: str | None = None
 
 
 @dataclass(frozen=True)

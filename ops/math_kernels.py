@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from minigraph.kernel import KernelContext
+from minigraph.op_def import AroundUfunc
 from minigraph.ops import special
 
 
@@ -177,17 +178,42 @@ def first_nan(op: str) -> str:
     return f"({{0}} {op} {{0}} if {{0}} != {{0}} else {{0}} {op} {{1}})"
 
 
+# -x: LLVM's fneg, a sign flip as np.negative's; its optimizer may move it through a later
+# product (-x * c as x * -c), which changes a NaN's sign only (minigraph.fusion_jit).
+HOST_NEGATIVE = "-{0}"
+
+
+def _around(ufunc: str, before: str, after: str) -> AroundUfunc:
+    """A one-value AroundUfunc: ``_u0 = before``, ``ufunc`` (NumPy's, on the op's dtype),
+    then ``after``."""
+    return AroundUfunc(ufunc, before=(f"_u0 = {before}",), after=(after,))
+
+
+def _host_sigmoid(dtype: Any) -> AroundUfunc | None:
+    """_logistic's four passes as two loops around NumPy's exp: 1 / (1 + exp(-x))."""
+    if np.dtype(dtype).itemsize <= 2:
+        return None  # float16's own formula (see _sigmoid)
+    return _around("exp", HOST_NEGATIVE, "T(1) / (T(1) + _u0)")
+
+
 # Each op's Python expression for a compiled host loop (minigraph.fusion_jit), float kinds
-# only: the ops whose every step is exactly rounded, so that the loop gives the ufunc's bits.
-# Not among them: maximum and minimum (NumPy's choice between 0.0 and -0.0 depends on its
-# SIMD path), negative (np.negative flips a NaN's sign; a compiled -x may not).
-_HOST_FORMS: dict[Any, dict[str, str]] = {
+# only: the ops whose every step is exactly rounded, so that the loop gives the ufunc's bits,
+# and those around one NumPy ufunc (op_def.AroundUfunc: exp, tanh; erf's rational
+# approximations). A callable gives the form for the dtype. Not among them: maximum and
+# minimum (NumPy's choice between 0.0 and -0.0 depends on its SIMD path).
+_HOST_FORMS: dict[Any, dict[str, Any]] = {
     "add": {"f": first_nan("+")},
     "subtract": {"f": first_nan("-")},
     "multiply": {"f": first_nan("*")},
     "true_divide": {"f": first_nan("/")},
+    "negative": {"f": HOST_NEGATIVE},
     "absolute": {"f": "abs({0})"},
     "square": {"f": "{0} * {0}"},
     "sqrt": {"f": "np.sqrt({0})"},
     "reciprocal": {"f": "T(1) / {0}"},
+    "exp": {"f": _around("exp", "{0}", "_u0")},
+    "tanh": {"f": _around("tanh", "{0}", "_u0")},
+    _sigmoid: {"f": _host_sigmoid},
+    special.erf: {"f": functools.partial(special.host_form, False)},
+    special.erfc: {"f": functools.partial(special.host_form, True)},
 }

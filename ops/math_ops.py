@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from minigraph import dtypes
+from minigraph.fusion_jit import run_op
 from minigraph.graph import Output, register_operator
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import REUSE_MIN_SIZE, UNPAID_VIEW_SIZE, KernelContext
@@ -233,10 +234,16 @@ def _binary_kernel(fn: Any, out_type: Any, check: Check | None, incompatible: bo
     return kernel
 
 
+# Ops whose NumPy kernel makes many passes over memory (erf: a rational approximation per
+# region): a large host tensor runs as a one-op chain's compiled loops (fusion_jit.run_op).
+_COMPILED_ALONE = frozenset([special.erf, special.erfc])
+
+
 def _unary_kernel(fn: Any, out_type: Any) -> Any:
     np_fn: Any = getattr(np, fn) if isinstance(fn, str) else None
     forwards = (np_fn is not None or fn in _WRITE_OUT) and out_type is None
     plain = np_fn is not None and out_type is None
+    compiled_alone = fn in _COMPILED_ALONE
 
     def kernel(ctx: KernelContext, x: Any) -> Any:
         if plain and ctx.xp is np and x.ndim and x.size < _FORWARD_MIN_SIZE:
@@ -247,6 +254,8 @@ def _unary_kernel(fn: Any, out_type: Any) -> Any:
             out = ctx.forwarded((x,), x.shape, x.dtype)
         if out is None and x.size >= UNPAID_VIEW_SIZE:
             ctx.check_size(x.shape, x.dtype)  # x may be a broadcast view: its size is unpaid
+        if compiled_alone and (r := run_op(ctx, (x,), out)) is not None:
+            return r
         r = _compute(ctx, fn, np_fn, (x,), out)
         return _finish(ctx.xp, r, x.dtype if out_type is None else out_type, x.shape)
 
@@ -323,16 +332,19 @@ def _fusable(fn: str | Callable[..., Any]) -> Elementwise:
     return Elementwise.result(lambda xp, attrs, *args: fn(xp, *args), cuda=cuda, host=host)
 
 
-def _by_kind(
-    forms: dict[Any, dict[str, str]], fn: str | Callable[..., Any]
-) -> Callable[[Any, Any], str | None] | None:
+def _by_kind(forms: dict[Any, dict[str, Any]], fn: str | Callable[..., Any]) -> Any:
     """The op's expression in ``forms`` (a C expression for a fused GPU kernel, or a
-    Python one for a compiled host loop), by dtype kind: each mirrors the kernel above step
-    by step, so a fused chain gives its bits."""
+    Python one for a compiled host loop), by dtype kind (a callable: of the dtype): each
+    mirrors the kernel above step by step, so a fused chain gives its bits."""
     by_kind = forms.get(fn)  # type: ignore[call-overload]
     if by_kind is None:
         return None
-    return lambda attrs, dtype: by_kind.get(np.dtype(dtype).kind)
+
+    def form(attrs: Any, dtype: Any) -> Any:
+        made = by_kind.get(np.dtype(dtype).kind)
+        return made(dtype) if callable(made) else made
+
+    return form
 
 
 # -- Binary ops ------------------------------------------------------------------------------

@@ -5,26 +5,25 @@ approximations, region by region (|x| < 1, 1 <= |x| < 8, beyond), each only on t
 elements it is for; the results are within a few ulp of float64's (the math tests).
 
 Where Numba (the ``jit`` extra) is installed and config.jit() allows, a large float32 or
-float64 tensor runs as two compiled loops around NumPy's exp instead (erfc of [8,40,40,384]
-float32, GELU in ConvNeXt: see the commit): the same operations in the same order, each
-exactly rounded, and the same exp, so the same bits (a NaN input: itself, on either path).
+float64 tensor, alone or in a fused chain, runs as two compiled loops around NumPy's exp
+instead (:func:`host_form`; erfc of [8,40,40,384] float32 in ConvNeXt's GELU: 60 ms as
+NumPy calls, 13 compiled): the same operations in the same order, each exactly rounded,
+and the same exp, so the same bits (a NaN input: itself, on either path).
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from minigraph import jit
 from minigraph.devices import is_cupy
 from minigraph.kernel import KernelContext
+from minigraph.op_def import AroundUfunc
 from minigraph.ops.common import select_bits
 
-__all__ = ["erf", "erfc"]
+__all__ = ["erf", "erfc", "host_form"]
 
 # Erf and Erfc: Cephes' rational approximations (S. Moshier, ndtr.c; public domain),
 # evaluated in float64 on both devices (NumPy has no erf), good to a few ulp.
@@ -114,13 +113,9 @@ def _erf_regions(xp: Any, x: Any, complement: bool) -> Any:
     block = _ERF_BLOCK if xp is np else max(1, flat.size)
     wide = x.dtype == np.float64
     split = x.dtype.itemsize >= 8  # float64 results: exp(-x*x) without a*a's rounding error
-    compiled = _compiled(xp, flat, complement, split)
 
     def run(b: int) -> None:  # the blocks are the same, on one thread or several
         part = slice(b * block, (b + 1) * block)
-        if compiled is not None:
-            compiled(flat[part], out[part])
-            return
         x64 = flat[part].astype(np.float64, copy=False)  # only read
         result = out[part] if wide else xp.empty(x64.shape, np.float64)
         _erf_block(xp, x64, complement, result, split)
@@ -176,72 +171,60 @@ def _erf_block(xp: Any, x64: Any, complement: bool, out: Any, split: bool) -> No
             out[where] = xp.sign(xb) * (1 - erfc_big)
 
 
-def _compiled(xp: Any, flat: Any, complement: bool, split: bool) -> Any:
-    """``block(x, out)``: erf or erfc of 1-D ``x`` into ``out`` as _erf_block computes them,
-    by two compiled loops around NumPy's exp; None where the NumPy calls run (a GPU, a
-    small tensor, float16, Numba off or missing)."""
-    if flat.dtype not in (np.float32, np.float64) or not jit.wanted(xp, flat.size):
+def host_form(complement: bool, dtype: Any) -> AroundUfunc | None:
+    """erf, or erfc when ``complement``, of float32 or float64 as two compiled loops around
+    NumPy's exp (minigraph.fusion_jit; GELU in ConvNeXt: see the commit): _erf_block's
+    operations in its order, each exactly rounded, and the same exp, so its bits. The first
+    loop keeps each element's result where |x| < 1, else the ratio of erfc(|x|)'s rational
+    approximation (one division an element: its region's numerator and denominator selected
+    first), and the arguments of exp; the second gives the result (a NaN: the input). Every
+    branch is a select, so LLVM vectorises both loops."""
+    if np.dtype(dtype) not in (np.float32, np.float64):
         return None
-    before_exp, after_exp = _loops(complement, split)
-
-    def block(x: Any, out: Any) -> None:
-        part = np.empty(x.shape, np.float64)  # the result where |x| < 1, else erfc's ratio
-        exps = np.empty((2 if split else 1, x.size), np.float64)
-        before_exp(x, part, exps)
-        np.exp(exps, out=exps)  # NumPy's exp (its SIMD one differs from libm's)
-        after_exp(x, part, exps, out)
-
-    return block
-
-
-@functools.cache
-def _loops(complement: bool, split: bool) -> tuple[Any, Any]:
-    """The two loops of a compiled block, compiled once per process. The first writes each
-    element's result where |x| < 1, else the ratio of erfc(|x|)'s rational approximation,
-    and the arguments of its exp; the second, after NumPy's exp, the results (a NaN: the
-    input). Every branch is a select, so LLVM vectorises both loops."""
-    # one division an element: the numerator and denominator of its region's ratio
+    split = np.dtype(dtype).itemsize >= 8  # as _erf_regions
     numerator = (
-        f"(v * {_poly_source('z', _ERF_T)}) if a < 1 else "
-        f"({_poly_source('m', _ERFC_P)}) if a < 8 else ({_poly_source('m', _ERFC_R)})"
+        f"(_v * {_poly_source('_z', _ERF_T)}) if _a < 1 else "
+        f"({_poly_source('_m', _ERFC_P)}) if _a < 8 else ({_poly_source('_m', _ERFC_R)})"
     )
     denominator = (
-        f"{_poly_source('z', _ERF_U, monic=True)} if a < 1 else "
-        f"{_poly_source('m', _ERFC_Q, monic=True)} if a < 8 else "
-        f"{_poly_source('m', _ERFC_S, monic=True)}"
+        f"{_poly_source('_z', _ERF_U, monic=True)} if _a < 1 else "
+        f"{_poly_source('_m', _ERFC_Q, monic=True)} if _a < 8 else "
+        f"{_poly_source('_m', _ERFC_S, monic=True)}"
     )
+    exps: tuple[str, ...]
     if split:
-        exps = [
-            "        hi = math.floor(m * 128) / 128",
-            "        lo = m - hi",
-            "        exps[0, i] = -hi * hi",
-            "        exps[1, i] = -(2 * hi + lo) * lo",
-        ]
-        e = "exps[0, i] * exps[1, i]"
+        exps = (
+            "_hi = math.floor(_m * 128) / 128",
+            "_lo = _m - _hi",
+            "_u0 = -_hi * _hi",
+            "_u1 = -(2 * _hi + _lo) * _lo",
+        )
+        e = "_u0 * _u1"
     else:
-        exps, e = ["        exps[0, i] = -(m * m)"], "exps[0, i]"
-    outside = "2 - big if v < 0 else big" if complement else "-(1 - big) if v < 0 else 1 - big"
-    source = "\n".join(
-        [
-            "def before_exp(x, part, exps):",
-            "    for i in range(x.size):",
-            "        v = np.float64(x[i])",
-            "        a = abs(v)",
-            "        z = v * v",
-            "        m = min(a, 28.0)",  # erfc(28) underflows
-            f"        q = ({numerator}) / ({denominator})",
-            f"        part[i] = ({'1 - q' if complement else 'q'}) if a < 1 else q",
+        exps, e = ("_u0 = -(_m * _m)",), "_u0"
+    outside = "-(1 - _big) if _v < 0 else 1 - _big"
+    if complement:
+        outside = "2 - _big if _v < 0 else _big"
+    return AroundUfunc(
+        "exp",
+        before=(
+            "_v = np.float64({0})",
+            "_a = abs(_v)",
+            "_z = _v * _v",
+            "_m = min(_a, 28.0)",  # erfc(28) underflows
+            f"_q = ({numerator}) / ({denominator})",
+            f"_k0 = ({'1 - _q' if complement else '_q'}) if _a < 1 else _q",
             *exps,
-            "",
-            "def after_exp(x, part, exps, out):",
-            "    for i in range(x.size):",
-            "        v = np.float64(x[i])",
-            f"        big = ({e}) * part[i]",
-            f"        r = part[i] if abs(v) < 1 else ({outside})",
-            "        out[i] = v if v != v else r",
-        ]
+        ),
+        after=(
+            "_v = np.float64({0})",
+            f"_big = ({e}) * _k0",
+            f"_v if _v != _v else (_k0 if abs(_v) < 1 else ({outside}))",
+        ),
+        kept=1,
+        through=2 if split else 1,
+        wide="float64",
     )
-    return jit.compile_source(source, "erf", {"math": math}, "before_exp", "after_exp")
 
 
 def erf(xp: Any, x: Any) -> Any:

@@ -152,3 +152,10 @@ def assert_bits(*arrays):
     for a in arrays[1:]:
         assert a.dtype == first.dtype and a.shape == first.shape
         assert a.tobytes() == first.tobytes()
+
+
+def assert_bits_but_nan_signs(*arrays):
+    """assert_bits with every NaN's sign bit cleared (its payload kept): a compiled loop's
+    NaN may carry another sign (minigraph.fusion_jit: LLVM moves negations through
+    products, x * x drops abs)."""
+    assert_bits(*[np.where(np.isnan(a), np.abs(a), a) for a in arrays])
