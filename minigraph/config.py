@@ -26,8 +26,8 @@ no replay has been checked on hardware yet.
 ``MINIGRAPH_JIT=0`` (or ``set_jit(False)``) keeps fused elementwise chains on the host as
 NumPy calls, op by op; by default, where Numba (the ``jit`` extra) is installed, each chain
 of exactly rounded float ops (with at most one exp, tanh, sigmoid or erf among them) runs as
-compiled loops (minigraph.fusion_jit), as do Erf/Erfc, depthwise convolutions and max
-pooling (minigraph.jit), with the same values.
+compiled loops (minigraph.fusion_jit), as do Erf/Erfc, depthwise convolutions, max pooling
+and Adam's update (minigraph.jit), with the same values.
 ``MINIGRAPH_JIT=1`` asks for it and fails without Numba.
 ``MINIGRAPH_DEBUG=1`` in the environment prints one line per executed node
 (op, name, device, output shapes, time) and checks every kernel's outputs
@@ -179,10 +179,10 @@ def jit_installed() -> bool:
 
 
 def jit() -> bool:
-    """Whether fused elementwise chains, Erf/Erfc, depthwise convolutions and max pooling on
-    the host run as compiled loops (minigraph.jit): :func:`set_jit`'s choice, by default
-    whether Numba is installed. Asked for (``set_jit(True)``, ``MINIGRAPH_JIT=1``) without
-    Numba: an ImportError naming the extra."""
+    """Whether fused elementwise chains, Erf/Erfc, depthwise convolutions, max pooling and
+    Adam's update on the host run as compiled loops (minigraph.jit): :func:`set_jit`'s
+    choice, by default whether Numba is installed. Asked for (``set_jit(True)``,
+    ``MINIGRAPH_JIT=1``) without Numba: an ImportError naming the extra."""
     wanted = _state["jit"]
     if wanted is None:
         return jit_installed()

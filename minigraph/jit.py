@@ -1,6 +1,7 @@
 """Host loops compiled by Numba (the ``jit`` extra): when a kernel takes one, and how it is
 compiled, in one place for fused chains (minigraph.fusion_jit), Erf/Erfc (ops/special.py),
-depthwise convolutions (ops/conv_jit.py) and max pooling (ops/pool_jit.py).
+depthwise convolutions (ops/conv_jit.py), max pooling (ops/pool_jit.py) and Adam's update
+(ops/training_jit.py).
 
 How: ``nogil`` (the kernels' threads run loops side by side), NumPy's error model (a
 division by zero gives inf or NaN, never an exception) and no fast-math, so LLVM neither

@@ -30,6 +30,7 @@ from minigraph import dtypes, errors
 from minigraph.dtypes import as_dtype
 from minigraph.inference import InferenceContext, TensorSpec
 from minigraph.kernel import KernelContext
+from minigraph.ops import training_jit
 from minigraph.ops.common import NUMBER, shape_str
 from minigraph.ops.variable_ops import VariableState, on_device, store, variable_of
 from minigraph.registry import define_op, register_kernel
@@ -62,6 +63,9 @@ class _Rule:
     spaced: frozenset[str] = frozenset()  # scalars whose message reads "lr is not a scalar : "
     reported: tuple[tuple[str, str], ...] = ()  # a check that prints another slot's shape
     writes_out: bool = False  # update(..., out=buffers) writes each result into its buffer
+    # compiled(ctx, flat arrays, tensors, outs): the update as a compiled loop into outs
+    # (writes_out rules), or False where it cannot run
+    compiled: Callable[..., bool] | None = None
 
 
 # -- the formulas (TensorFlow's CPU functors, one Eigen expression at a time) ---------------
@@ -113,21 +117,22 @@ def _adam(
     grad: Any,
     out: Sequence[Any] = (None, None, None),
 ) -> tuple:
-    # alpha = lr() * sqrt(1 - beta2_power()) / (1 - beta1_power())   (in T, once)
     # m += (g - m) * (1 - beta1());  v += (g.square() - v) * (1 - beta2());
     # var -= ((g * (1 - beta1()) + beta1() * m) * alpha) / (v.sqrt() + epsilon())  (nesterov)
     # var -= (m * alpha) / (v.sqrt() + epsilon())
-    alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
+    alpha, c1, c2, epsilon, beta1 = _adam_scalars(
+        xp, beta1_power, beta2_power, lr, beta1, beta2, epsilon
+    )
     out_var, out_m, out_v = out
     new_m = xp.subtract(grad, m, out=out_m)
-    new_m *= 1 - beta1
+    new_m *= c1
     new_m += m
     new_v = xp.multiply(grad, grad, out=out_v)
     new_v -= v
-    new_v *= 1 - beta2
+    new_v *= c2
     new_v += v
     if attrs["use_nesterov"]:
-        step = grad * (1 - beta1)
+        step = grad * c1
         step += beta1 * new_m
         step *= alpha
     else:
@@ -136,6 +141,24 @@ def _adam(
     denom += epsilon
     step /= denom
     return xp.subtract(var, step, out=out_var), new_m, new_v
+
+
+def _adam_scalars(
+    xp: Any, beta1_power: Any, beta2_power: Any, lr: Any, beta1: Any, beta2: Any, epsilon: Any
+) -> tuple:
+    """Adam's scalar terms, in T, once: alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power),
+    1 - beta1, 1 - beta2, epsilon, beta1 (the order training_jit.adam takes them in)."""
+    alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
+    return alpha, 1 - beta1, 1 - beta2, epsilon, beta1
+
+
+def _adam_compiled(
+    ctx: KernelContext, arrays: Sequence[Any], tensors: Sequence[Any], outs: Sequence[Any]
+) -> bool:
+    """_adam as one compiled loop (ops/training_jit.py), or False where it cannot run."""
+    *scalars, grad = tensors
+    terms = (*_adam_scalars(np, *scalars), grad)
+    return training_jit.adam(ctx, ctx.attrs["use_nesterov"], arrays, terms, outs)
 
 
 def _mean_square(grad: Any, ms: Any, rho: Any) -> Any:
@@ -306,6 +329,17 @@ def _updated(ctx: KernelContext, rule: _Rule, arrays: list[Any], tensors: Sequen
     outs: list[Any] = []
     if rule.writes_out:  # every result changes, in the variable's dtype
         outs = [ctx.empty((n,), a.dtype) for a in arrays]
+    if rule.compiled is None or not rule.compiled(ctx, flat, flat_tensors, outs):
+        _update_in_blocks(ctx, rule, flat, flat_tensors, outs)
+    return [None if out is None else out.reshape(arrays[0].shape) for out in outs]
+
+
+def _update_in_blocks(
+    ctx: KernelContext, rule: _Rule, flat: list[Any], flat_tensors: list[Any], outs: list[Any]
+) -> None:
+    """``rule.update`` block by block into ``outs`` (made here at the first block where the
+    rule does not write out)."""
+    n = flat[0].size
     for start in range(0, n, _BLOCK):
         part = slice(start, min(n, start + _BLOCK))
         pieces = [t[part] if t.ndim else t for t in flat_tensors]
@@ -315,11 +349,10 @@ def _updated(ctx: KernelContext, rule: _Rule, arrays: list[Any], tensors: Sequen
             continue
         values = rule.update(np, ctx.attrs, *(a[part] for a in flat), *pieces)
         if not outs:  # which values change (None for a slot left as it is)
-            outs = [None if v is None else ctx.empty((n,), v.dtype) for v in values]
+            outs[:] = [None if v is None else ctx.empty((n,), v.dtype) for v in values]
         for out, v in zip(outs, values):
             if out is not None:
                 out[part] = v
-    return [None if out is None else out.reshape(arrays[0].shape) for out in outs]
 
 
 def _make_kernel(rule: _Rule) -> Callable[..., tuple[()]]:
@@ -419,6 +452,7 @@ ResourceApplyAdam = _define(
         _adam,
         spaced=frozenset({"lr"}),
         writes_out=True,
+        compiled=_adam_compiled,
     ),
     (_NESTEROV,),
     """

@@ -185,3 +185,54 @@ def test_max_pool_of_float16_keeps_the_numpy_form(monkeypatch):
     x = np.zeros((8, 64, 64, 16), np.float16)
     run_both(lambda t: mg.nn.max_pool(t, 2, 2, "VALID"), x)
     assert forward_runs == [False, False]
+
+
+# -- ResourceApplyAdam ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_runs_as_a_compiled_loop_with_the_numpy_values(dtype, nesterov, monkeypatch):
+    """var, m, v and the gradient with infinities, NaNs, signed zeros and subnormals (a
+    negative v too: NaN from its square root): the compiled update's values are the NumPy
+    calls' (which NaN payload survives where two meet may differ)."""
+    from minigraph import ops
+    from minigraph.ops import training_jit
+    from minigraph.scope import current_scope
+
+    compiled_runs = []
+    original = training_jit.adam
+
+    def spy(*args):
+        compiled_runs.append(original(*args))
+        return compiled_runs[-1]
+
+    monkeypatch.setattr(training_jit, "adam", spy)
+    shape = (300, 200)  # 60000 elements: above minigraph.jit.MIN_SIZE, two pieces
+    start = [special_values(shape, dtype, seed) for seed in range(3)]
+    scalars = [np.asarray(s, dtype) for s in (0.81, 0.998, 0.01, 0.9, 0.999, 1e-7)]
+    g = mg.Graph()
+    with g.as_default():
+        variables = [mg.Variable(a) for a in start]
+        ops.ResourceApplyAdam(
+            current_scope(),
+            *[v.handle for v in variables],
+            *scalars,
+            special_values(shape, dtype, 3),
+            use_nesterov=nesterov,
+        )
+        update = g.get_operation_by_name("ResourceApplyAdam")
+        init = mg.global_variables_initializer()
+    results = []
+    try:
+        for enabled in (True, False):
+            config.set_jit(enabled)
+            with mg.Session(g) as sess:
+                sess.run(init)
+                sess.run(update)
+                results.append(sess.run(variables))
+    finally:
+        config.set_jit(None)
+    assert compiled_runs == [True, False]
+    for got, want in zip(*results):
+        assert_same_values(got, want)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph import errors, ops
+from minigraph import config, errors, ops
 from minigraph.scope import current_scope
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "training" / "training_ops.npz"
@@ -217,10 +217,12 @@ def test_scalar_variables_stay_arrays(any_device):
         assert sess.run(v) == 0.0 and sess.run(step) == 1
 
 
+@pytest.mark.parametrize("jit", [False, None])  # NumPy's calls by blocks; the default
 @pytest.mark.parametrize("nesterov", [False, True])
-def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit(nesterov):
-    """A variable of more elements than one block (the host runs the update block by block
-    on both cores): every element as TensorFlow's formula in TF's order, written out here."""
+def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit(nesterov, jit):
+    """A variable of more elements than one block (the host runs the update block by block,
+    or as one compiled loop with the jit extra): every element as TensorFlow's formula in
+    TF's order, written out here."""
     rng = np.random.default_rng(5)
     n = 50_003  # not a multiple of the block
     var0, m0, v0, grad = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
@@ -237,10 +239,14 @@ def test_a_large_adam_update_is_tensorflows_formula_bit_for_bit(nesterov):
         )
         update = g.get_operation_by_name("ResourceApplyAdam")
         init = mg.global_variables_initializer()
-    with mg.Session(g) as sess:
-        sess.run(init)
-        sess.run(update)
-        got = sess.run([var, m, v])
+    config.set_jit(jit)
+    try:
+        with mg.Session(g) as sess:
+            sess.run(init)
+            sess.run(update)
+            got = sess.run([var, m, v])
+    finally:
+        config.set_jit(None)
     alpha = lr * np.sqrt(np.float32(1) - b2p) / (np.float32(1) - b1p)
     m1 = m0 + (grad - m0) * (np.float32(1) - beta1)
     v1 = v0 + (grad * grad - v0) * (np.float32(1) - beta2)
