@@ -307,7 +307,7 @@ def _pool_kernel(ctx: KernelContext, x: Any, average: bool) -> Any:
     sizes, pads = window_geometry(ctx.fail, attrs, [h, wd], k, s, [1, 1])
     outs = cast(list[int], sizes)  # concrete dims give concrete sizes
     ctx.check_size((n, outs[0], outs[1], ch), x.dtype)
-    out = None if average else pool_jit.max_pool(ctx, x, pads, outs, k, s)  # the jit extra's
+    out = (pool_jit.avg_pool if average else pool_jit.max_pool)(ctx, x, pads, outs, k, s)
     if out is None:
         out = (window_mean if average else window_max)(xp, x, pads, outs, k, s)
     return from_nhwc(xp, out, fmt)

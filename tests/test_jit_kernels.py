@@ -178,6 +178,32 @@ def test_max_pool_and_its_gradient_run_as_compiled_loops_with_the_numpy_bits(
         assert_bits(got, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("shape", "k", "s", "padding", "fmt"),
+    [*POOLS, ((4, 21, 21, 44), 3, 1, "SAME", "NHWC")],  # NASNet's: each cell in nine windows
+)
+def test_avg_pool_runs_as_a_compiled_loop_with_the_numpy_values(
+    shape, k, s, padding, fmt, dtype, monkeypatch
+):
+    """Means over the cells inside the input (SAME's padding not counted), added in scan
+    order: the NumPy form's values (which NaN payload survives where two meet may differ)."""
+    from minigraph.ops import pool_jit
+
+    runs = spy_on(monkeypatch, pool_jit, "avg_pool")
+    x = pooling_input(shape, dtype)
+    kh, kw = (k, k) if isinstance(k, int) else k
+    sh, sw = (s, s) if isinstance(s, int) else s
+    ksize, strides = (
+        ([1, 1, kh, kw], [1, 1, sh, sw]) if fmt == "NCHW" else ([1, kh, kw, 1], [1, sh, sw, 1])
+    )
+    compiled, numpy_calls = run_both(
+        lambda t: mg.nn.avg_pool(t, ksize, strides, padding, data_format=fmt), x
+    )
+    assert runs == [True, False]
+    assert_same_values(compiled, numpy_calls)
+
+
 def test_max_pool_of_float16_keeps_the_numpy_form(monkeypatch):
     from minigraph.ops import pool_jit
 
