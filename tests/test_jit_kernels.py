@@ -144,6 +144,8 @@ POOLS = [  # input shape, window, strides, padding, format
     ((16, 29, 29, 16), 3, 2, "SAME", "NHWC"),  # overlapping, padded
     ((4, 30, 30, 24), (3, 2), (1, 2), "SAME", "NHWC"),  # unequal window and strides
     ((8, 24, 30, 30), 3, 2, "SAME", "NCHW"),  # channels first: transposed, then copied
+    ((16, 29, 29, 16), 2, 2, "SAME", "NHWC"),  # windows apart, the last ones padded
+    ((16, 41, 44, 16), 2, 3, "VALID", "NHWC"),  # windows apart, cells between them
 ]
 
 
